@@ -1,0 +1,56 @@
+/*
+ * mpich-multichannel: polling arbiter policy (plain C, see poll_policy.h).
+ */
+#include <string.h>
+#include "poll_policy.h"
+
+static unsigned initial_ratio(const MPIDI_POLL_arbiter_t * a)
+{
+    /* dynamic policies start as round-robin and earn a higher ratio from traffic */
+    return a->policy == MPIDI_POLL_POLICY_STATIC ? a->static_ratio : 1;
+}
+
+int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy,
+                            int static_ratio, int history, int max_ratio)
+{
+    if (max_ratio < 1)
+        return MPIDI_POLL_EINVAL_MAX_RATIO;
+    if (static_ratio < 1 || static_ratio > max_ratio)
+        return MPIDI_POLL_EINVAL_STATIC_RATIO;
+    if (history < 1)
+        return MPIDI_POLL_EINVAL_HISTORY;
+
+    memset(a, 0, sizeof(*a));
+    a->policy = policy;
+    a->static_ratio = (unsigned) static_ratio;
+    a->history = (unsigned) history;
+    a->max_ratio = (unsigned) max_ratio;
+    a->ratio = initial_ratio(a);
+    return 0;
+}
+
+void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a)
+{
+    a->ratio = initial_ratio(a);
+    a->since_nm = 0;
+    a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
+    a->shm_polls = a->nm_polls = a->nm_skipped = 0;
+    a->msgs[MPIDI_POLL_SHM] = a->msgs[MPIDI_POLL_NM] = 0;
+    a->ratio_updates = 0;
+}
+
+/* ratio = m / (n + 1) over the window just closed, clamped to [1, max_ratio]:
+ * the netmod can never be polled more often than shared memory. */
+void MPIDI_POLL_update_ratio(MPIDI_POLL_arbiter_t * a)
+{
+    if (a->policy == MPIDI_POLL_POLICY_DYNAMIC || a->policy == MPIDI_POLL_POLICY_ADAPTIVE) {
+        unsigned r = a->win_msgs[MPIDI_POLL_SHM] / (a->win_msgs[MPIDI_POLL_NM] + 1);
+        if (r < 1)
+            r = 1;
+        if (r > a->max_ratio)
+            r = a->max_ratio;
+        a->ratio = r;
+        a->ratio_updates++;
+    }
+    a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
+}

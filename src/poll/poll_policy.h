@@ -1,0 +1,106 @@
+/*
+ * mpich-multichannel: polling arbiter policy.
+ *
+ * Plain C, no MPICH headers: the ch4 glue (ch4_poll.h) and the unit tests
+ * (test/unit/test_poll_policy.c) both include this file.
+ *
+ * A "pass" is one trip through ch4 progress.  Shared memory is polled on
+ * every pass; the arbiter decides whether the netmod is polled too.  With a
+ * ratio R the netmod is polled on every R-th pass, so it is never starved for
+ * more than R - 1 passes and R is clamped to [1, max_ratio].
+ */
+#ifndef POLL_POLICY_H_INCLUDED
+#define POLL_POLICY_H_INCLUDED
+
+typedef enum {
+    MPIDI_POLL_POLICY_ROUNDROBIN = 0,   /* stock ch4: both channels every pass */
+    MPIDI_POLL_POLICY_STATIC,   /* netmod every static_ratio passes */
+    MPIDI_POLL_POLICY_DYNAMIC,  /* ratio = m / (n + 1) over the last `history` messages */
+    MPIDI_POLL_POLICY_ADAPTIVE  /* dynamic, refined by what the caller waits on */
+} MPIDI_POLL_policy_t;
+
+/* What the current progress pass is waiting for, as ch4's wait path knows it. */
+typedef enum {
+    MPIDI_POLL_WAIT_ANY = 0,    /* unknown: test/probe loops, collectives, RMA */
+    MPIDI_POLL_WAIT_LOCAL,      /* only requests that complete through shared memory */
+    MPIDI_POLL_WAIT_REMOTE      /* at least one request that needs the netmod */
+} MPIDI_POLL_wait_t;
+
+typedef enum {
+    MPIDI_POLL_SHM = 0,
+    MPIDI_POLL_NM = 1
+} MPIDI_POLL_channel_t;
+
+typedef struct {
+    MPIDI_POLL_policy_t policy;
+    unsigned static_ratio;
+    unsigned history;
+    unsigned max_ratio;
+
+    unsigned ratio;             /* shared-memory polls per netmod poll, in [1, max_ratio] */
+    unsigned since_nm;          /* passes since the netmod was last polled */
+    unsigned win_msgs[2];       /* arrivals per channel in the current history window */
+
+    /* statistics, exported as MPI_T performance variables */
+    unsigned long long shm_polls;
+    unsigned long long nm_polls;
+    unsigned long long nm_skipped;
+    unsigned long long msgs[2];
+    unsigned long long ratio_updates;
+} MPIDI_POLL_arbiter_t;
+
+/* Parameter errors reported by MPIDI_POLL_arbiter_init (0 = valid). */
+enum {
+    MPIDI_POLL_EINVAL_STATIC_RATIO = 1,
+    MPIDI_POLL_EINVAL_HISTORY,
+    MPIDI_POLL_EINVAL_MAX_RATIO
+};
+
+int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy,
+                            int static_ratio, int history, int max_ratio);
+void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a);
+void MPIDI_POLL_update_ratio(MPIDI_POLL_arbiter_t * a);
+
+/* The ratio that applies to one pass.  Under `adaptive` a wait that needs the
+ * netmod polls it every pass, and a wait that only shared memory can satisfy
+ * polls it at the static ratio: the netmod has nothing for that wait, only
+ * unexpected arrivals and protocol steps of other operations. */
+static inline unsigned MPIDI_POLL_pass_ratio(const MPIDI_POLL_arbiter_t * a,
+                                             MPIDI_POLL_wait_t wait)
+{
+    if (a->policy == MPIDI_POLL_POLICY_ADAPTIVE) {
+        if (wait == MPIDI_POLL_WAIT_REMOTE)
+            return 1;
+        if (wait == MPIDI_POLL_WAIT_LOCAL)
+            return a->static_ratio > a->ratio ? a->static_ratio : a->ratio;
+    }
+    return a->ratio;
+}
+
+/* Called once per pass in which both channels are eligible; returns 1 when
+ * the netmod is to be polled on this pass.  Shared memory is polled on every
+ * pass, so it is counted here too. */
+static inline int MPIDI_POLL_nm_due(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t wait)
+{
+    a->shm_polls++;
+    if (a->since_nm + 1 >= MPIDI_POLL_pass_ratio(a, wait)) {
+        a->since_nm = 0;
+        a->nm_polls++;
+        return 1;
+    }
+    a->since_nm++;
+    a->nm_skipped++;
+    return 0;
+}
+
+/* Messages a channel discovered (dispatched an incoming message for). */
+static inline void MPIDI_POLL_arrived(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_channel_t ch,
+                                      unsigned n)
+{
+    a->msgs[ch] += n;
+    a->win_msgs[ch] += n;
+    if (a->win_msgs[MPIDI_POLL_SHM] + a->win_msgs[MPIDI_POLL_NM] >= a->history)
+        MPIDI_POLL_update_ratio(a);
+}
+
+#endif /* POLL_POLICY_H_INCLUDED */

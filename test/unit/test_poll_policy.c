@@ -1,0 +1,254 @@
+/*
+ * Unit tests of the polling arbiter policy (src/poll/poll_policy.[ch]).
+ * No MPICH needed.  Prints "N passed, N failed" and exits non-zero on failure.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "poll_policy.h"
+
+static int n_pass, n_fail, cur_failed;
+
+#define CHECK(cond) do {                                                   \
+        if (!(cond)) {                                                     \
+            printf("    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+            cur_failed = 1;                                                \
+        }                                                                  \
+    } while (0)
+
+static void run(const char *name, void (*fn)(void))
+{
+    cur_failed = 0;
+    fn();
+    printf("%s: %s\n", cur_failed ? "FAIL" : "ok  ", name);
+    if (cur_failed)
+        n_fail++;
+    else
+        n_pass++;
+}
+
+/* The netmod schedule of `passes` passes as a string of '1' (polled) and '.' */
+static void schedule(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t w, int passes, char *out)
+{
+    for (int i = 0; i < passes; i++)
+        out[i] = MPIDI_POLL_nm_due(a, w) ? '1' : '.';
+    out[passes] = '\0';
+}
+
+static void init_ok(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t p, int sr, int h, int max)
+{
+    CHECK(MPIDI_POLL_arbiter_init(a, p, sr, h, max) == 0);
+}
+
+static void test_roundrobin(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_ROUNDROBIN, 50, 10, 1000);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 100);        /* history must not matter */
+    schedule(&a, MPIDI_POLL_WAIT_LOCAL, 8, s);
+    CHECK(strcmp(s, "11111111") == 0);
+    CHECK(a.ratio == 1 && a.nm_polls == 8 && a.nm_skipped == 0 && a.shm_polls == 8);
+}
+
+static void test_static_schedule(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 3, 10, 1000);
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 9, s);
+    CHECK(strcmp(s, "..1..1..1") == 0);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 50);  /* a static ratio ignores traffic */
+    CHECK(a.ratio == 3);
+    CHECK(a.shm_polls == 9 && a.nm_polls == 3 && a.nm_skipped == 6);
+    CHECK(a.msgs[MPIDI_POLL_NM] == 50 && a.msgs[MPIDI_POLL_SHM] == 0);
+}
+
+static void test_static_50_counts(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 50, 10, 1000);
+    for (int i = 0; i < 100000; i++)
+        MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY);
+    CHECK(a.nm_polls == 2000 && a.shm_polls == 100000);
+}
+
+static void test_dynamic_history(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 1000);
+    CHECK(a.ratio == 1);        /* starts as round-robin */
+
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 9);
+    CHECK(a.ratio == 1 && a.ratio_updates == 0);        /* window not full yet */
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 1);
+    CHECK(a.ratio == 10 && a.ratio_updates == 1);       /* 10 / (0 + 1) */
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 20, s);
+    CHECK(strcmp(s, ".........1.........1") == 0);
+
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 9);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 1);
+    CHECK(a.ratio == 4);        /* 9 / (1 + 1) */
+
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 5);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 5);
+    CHECK(a.ratio == 1);        /* 5 / 6 clamps to 1: the netmod never outranks shm */
+
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 10);
+    CHECK(a.ratio == 1);
+    CHECK(a.msgs[MPIDI_POLL_SHM] == 24 && a.msgs[MPIDI_POLL_NM] == 16);
+}
+
+static void test_ratio_drop_polls_at_once(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 1000);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 10);
+    CHECK(a.ratio == 10);
+    for (int i = 0; i < 4; i++)
+        CHECK(!MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY));
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 10);
+    CHECK(a.ratio == 1);
+    CHECK(MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY));  /* no leftover wait from ratio 10 */
+}
+
+static void test_clamp_max_ratio(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 2, 100, 4);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 100);
+    CHECK(a.ratio == 4);        /* 100 / 1 clamped */
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 8, s);
+    CHECK(strcmp(s, "...1...1") == 0);
+}
+
+/* Whatever the history and the wait hints, the netmod is polled at least once
+ * every max_ratio passes. */
+static void test_never_starved(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    unsigned seed = 12345;
+    for (int p = MPIDI_POLL_POLICY_ROUNDROBIN; p <= MPIDI_POLL_POLICY_ADAPTIVE; p++) {
+        init_ok(&a, (MPIDI_POLL_policy_t) p, 7, 8, 16);
+        unsigned gap = 0, worst = 0;
+        for (int i = 0; i < 200000; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned r = (seed >> 16) & 0xff;
+            if (r < 40)
+                MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 1 + r % 3);
+            else if (r < 44)
+                MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 1);
+            if (MPIDI_POLL_nm_due(&a, (MPIDI_POLL_wait_t) (r % 3)))
+                gap = 0;
+            else if (++gap > worst)
+                worst = gap;
+        }
+        CHECK(worst < 16);
+        CHECK(a.ratio >= 1 && a.ratio <= 16);
+    }
+}
+
+/* Bursts as long as the history window: each window predicts the burst that
+ * has just ended, so every network burst is served at the high ratio earned by
+ * the shared-memory burst before it and every shm burst at ratio 1. */
+static void test_burst_equals_history_mispredicts(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    const int h = 10;
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, h, 1000);
+    for (int round = 0; round < 5; round++) {
+        MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, h);
+        CHECK(a.ratio == (unsigned) h); /* in force while the next (network) burst arrives */
+        MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, h);
+        CHECK(a.ratio == 1);    /* in force while the next (shm) burst arrives */
+    }
+    /* A burst twice the window: the second window of each burst is predicted right. */
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, h, 1000);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, h);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, h);
+    CHECK(a.ratio == (unsigned) h);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, h);
+    CHECK(a.ratio == 1);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, h);
+    CHECK(a.ratio == 1);
+}
+
+static void test_adaptive_wait_hints(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 5, 10, 1000);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 10);
+    CHECK(a.ratio == 10);
+    schedule(&a, MPIDI_POLL_WAIT_REMOTE, 4, s);
+    CHECK(strcmp(s, "1111") == 0);      /* waiting on the network: poll it every pass */
+    schedule(&a, MPIDI_POLL_WAIT_LOCAL, 20, s);
+    CHECK(strcmp(s, ".........1.........1") == 0);      /* max(static 5, learned 10) */
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 10);
+    schedule(&a, MPIDI_POLL_WAIT_LOCAL, 10, s);
+    CHECK(strcmp(s, "....1....1") == 0);        /* static ratio is the floor for local waits */
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 3, s);
+    CHECK(strcmp(s, "111") == 0);       /* unhinted passes use the learned ratio (1) */
+
+    /* the same hints do not change `dynamic` */
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 5, 10, 1000);
+    schedule(&a, MPIDI_POLL_WAIT_LOCAL, 3, s);
+    CHECK(strcmp(s, "111") == 0);
+}
+
+static void test_reset(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 1000);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 17);
+    for (int i = 0; i < 5; i++)
+        MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY);
+    CHECK(a.ratio == 17 && a.win_msgs[MPIDI_POLL_SHM] == 0);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 3);
+    MPIDI_POLL_arbiter_reset(&a);
+    CHECK(a.ratio == 1 && a.since_nm == 0);
+    CHECK(a.win_msgs[MPIDI_POLL_SHM] == 0 && a.msgs[MPIDI_POLL_SHM] == 0);
+    CHECK(a.shm_polls == 0 && a.nm_polls == 0 && a.nm_skipped == 0 && a.ratio_updates == 0);
+    CHECK(a.policy == MPIDI_POLL_POLICY_DYNAMIC && a.history == 10 && a.max_ratio == 1000);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 9);
+    CHECK(a.ratio == 1);        /* the pre-reset window is gone */
+
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 50, 10, 1000);
+    MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY);
+    MPIDI_POLL_arbiter_reset(&a);
+    CHECK(a.ratio == 50 && a.since_nm == 0);
+}
+
+static void test_invalid_parameters(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_STATIC, 0, 10, 1000) ==
+          MPIDI_POLL_EINVAL_STATIC_RATIO);
+    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_STATIC, -5, 10, 1000) ==
+          MPIDI_POLL_EINVAL_STATIC_RATIO);
+    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_STATIC, 2000, 10, 1000) ==
+          MPIDI_POLL_EINVAL_STATIC_RATIO);
+    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 0, 1000) ==
+          MPIDI_POLL_EINVAL_HISTORY);
+    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 0) ==
+          MPIDI_POLL_EINVAL_MAX_RATIO);
+    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_STATIC, 1000, 1, 1000) == 0);
+}
+
+int main(void)
+{
+    run("roundrobin polls the netmod every pass", test_roundrobin);
+    run("static ratio 3 schedule", test_static_schedule);
+    run("static ratio 50 counts", test_static_50_counts);
+    run("dynamic ratio from message history", test_dynamic_history);
+    run("a lower ratio takes effect on the next pass", test_ratio_drop_polls_at_once);
+    run("ratio clamped to max_ratio", test_clamp_max_ratio);
+    run("netmod polled at least every max_ratio passes", test_never_starved);
+    run("burst size equal to history mispredicts", test_burst_equals_history_mispredicts);
+    run("adaptive follows wait hints", test_adaptive_wait_hints);
+    run("reset", test_reset);
+    run("invalid parameters refused", test_invalid_parameters);
+    printf("%d passed, %d failed\n", n_pass, n_fail);
+    return n_fail != 0;
+}
