@@ -21,7 +21,7 @@ typedef enum {
 
 /* What the current progress pass is waiting for, as ch4's wait path knows it. */
 typedef enum {
-    MPIDI_POLL_WAIT_ANY = 0,    /* unknown: test/probe loops, collectives, RMA */
+    MPIDI_POLL_WAIT_ANY = 0,    /* unknown or either: test/probe loops, any-source waits */
     MPIDI_POLL_WAIT_LOCAL,      /* only requests that complete through shared memory */
     MPIDI_POLL_WAIT_REMOTE      /* at least one request that needs the netmod */
 } MPIDI_POLL_wait_t;

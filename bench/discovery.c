@@ -1,0 +1,70 @@
+/*
+ * Message discovery time (after Liu et al.'s multi-channel polling study):
+ * rank 0 (root) and a shared-memory peer on one node, a network peer on
+ * another.  The peers take turns sending bursts of B 4-byte messages to the
+ * root, which receives with MPI_ANY_SOURCE and acknowledges each one.  A
+ * message carries its send time; discovery time is the time from the send
+ * call to the root's receive returning (one clock for all simulated hosts).
+ * Only the root and the peer whose burst it is poll; the other waits idle.
+ *
+ *   discovery B [rounds]    prints: burst=B shm_us=X nm_us=Y mean_us=Z
+ */
+#include "bench_common.h"
+
+int main(int argc, char **argv)
+{
+    int rank, intra, inter;
+    int burst = argc > 1 ? atoi(argv[1]) : 100;
+    int rounds = argc > 2 ? atoi(argv[2]) : 40;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    bench_partners(&intra, &inter);
+    if (intra < 0 || inter < 0) {
+        if (rank == 0)
+            fprintf(stderr, "discovery: needs 2 ranks on rank 0's node and one on another\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    double sum[2] = { 0, 0 };
+    long count[2] = { 0, 0 };
+    int ack = 0;
+    for (int r = 0; r < rounds; r++) {
+        int k = r % 2, peer = k == 0 ? intra : inter;
+        if (rank == 0) {
+            MPI_Send(&ack, 1, MPI_INT, peer, 1, MPI_COMM_WORLD);        /* your turn */
+            for (int i = 0; i < burst; i++) {
+                double stamp;
+                MPI_Status st;
+                MPI_Recv(&stamp, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
+                double t = bench_now_us() - stamp;
+                if (st.MPI_SOURCE != peer) {
+                    fprintf(stderr, "discovery: message from %d during %d's burst\n",
+                            st.MPI_SOURCE, peer);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                MPI_Send(&ack, 1, MPI_INT, peer, 2, MPI_COMM_WORLD);
+                if (r >= 2) {   /* the first two bursts warm both channels up */
+                    sum[k] += t;
+                    count[k]++;
+                }
+            }
+        } else if (rank == peer) {
+            MPI_Request req;
+            MPI_Irecv(&ack, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &req);
+            bench_idle_wait(&req);
+            for (int i = 0; i < burst; i++) {
+                double stamp = bench_now_us();
+                MPI_Send(&stamp, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+                MPI_Recv(&ack, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        }
+    }
+    if (rank == 0) {
+        printf("burst=%d shm_us=%.3f nm_us=%.3f mean_us=%.3f\n", burst, sum[0] / count[0],
+               sum[1] / count[1], (sum[0] + sum[1]) / (count[0] + count[1]));
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        bench_idle_barrier(MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,9 @@
+## mpich-multichannel: polling arbiter (included from src/mpid/ch4/Makefile.mk by maint/overlay)
+
+AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch4/poll
+
+noinst_HEADERS += src/mpid/ch4/poll/poll_policy.h \
+                  src/mpid/ch4/poll/ch4_poll.h
+
+mpi_core_sources += src/mpid/ch4/poll/poll_policy.c \
+                    src/mpid/ch4/poll/ch4_poll.c

@@ -1,0 +1,94 @@
+/*
+ * mpich-multichannel: ch4 glue of the polling arbiter.
+ *
+ * The overlay includes this header from ch4_progress.h and ch4_wait.h and
+ * replaces the non-direct-netmod MPIDI_PROGRESS(vci) with
+ * MPIDI_POLL_PROGRESS(vci): shared memory is polled on every pass, the netmod
+ * when the arbiter says so.  Channels report arrivals with
+ * MPIDI_POLL_ARRIVED() where they dispatch an incoming message.
+ */
+#ifndef CH4_POLL_H_INCLUDED
+#define CH4_POLL_H_INCLUDED
+
+#include "poll_policy.h"
+
+extern MPIDI_POLL_arbiter_t MPIDI_POLL_global;
+
+int MPIDI_POLL_init(void);
+
+/* Wait hints carried in MPID_Progress_state.flag next to ch4's own
+ * MPIDI_PROGRESS_* bits (which end at 1 << 3). */
+#define MPIDI_PROGRESS_POLL_LOCAL  (1 << 6)
+#define MPIDI_PROGRESS_POLL_REMOTE (1 << 7)
+
+#define MPIDI_POLL_ARRIVED(ch_, n_) MPIDI_POLL_arrived(&MPIDI_POLL_global, (ch_), (n_))
+
+#ifndef MPIDI_CH4_DIRECT_NETMOD
+/* A point-to-point request whose peer is on this node completes through shared
+ * memory alone; an any-source receive may complete through either channel,
+ * which is what the message history predicts; every other request (netmod,
+ * collective, persistent, generalized) may need the netmod. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_request_hint(MPIR_Request * req)
+{
+    if (req->kind == MPIR_REQUEST_KIND__SEND || req->kind == MPIR_REQUEST_KIND__RECV) {
+        if (req->dev.anysource_partner_request)
+            return 0;
+        if (req->dev.is_local == 1)
+            return MPIDI_PROGRESS_POLL_LOCAL;
+    }
+    return MPIDI_PROGRESS_POLL_REMOTE;
+}
+
+/* The hint of a set: remote if any request needs the netmod, else unknown if
+ * any could complete on either channel, else local. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_requests_hint(int n, MPIR_Request ** reqs)
+{
+    int hint = MPIDI_PROGRESS_POLL_LOCAL;
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == NULL)
+            continue;
+        int h = MPIDI_POLL_request_hint(reqs[i]);
+        if (h == MPIDI_PROGRESS_POLL_REMOTE)
+            return h;
+        if (h == 0)
+            hint = 0;
+    }
+    return hint;
+}
+#else
+#define MPIDI_POLL_request_hint(req_) 0
+#define MPIDI_POLL_requests_hint(n_, reqs_) 0
+#endif
+
+MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
+{
+    if (flag & MPIDI_PROGRESS_POLL_REMOTE)
+        return MPIDI_POLL_WAIT_REMOTE;
+    if (flag & MPIDI_PROGRESS_POLL_LOCAL)
+        return MPIDI_POLL_WAIT_LOCAL;
+    return MPIDI_POLL_WAIT_ANY;
+}
+
+/* The arbiter only chooses when a pass may poll both channels: a caller that
+ * asked for one channel (e.g. netmod fallback progress) always gets it. */
+#define MPIDI_POLL_BOTH (MPIDI_PROGRESS_NM | MPIDI_PROGRESS_SHM)
+
+#define MPIDI_POLL_PROGRESS(vci)                                        \
+    do {                                                                \
+        int poll_nm_ = (state->flag & MPIDI_PROGRESS_NM);               \
+        if ((state->flag & MPIDI_POLL_BOTH) == MPIDI_POLL_BOTH)         \
+            poll_nm_ = MPIDI_POLL_nm_due(&MPIDI_POLL_global,            \
+                                         MPIDI_POLL_wait_of(state->flag)); \
+        if (poll_nm_) {                                                 \
+            MPIDI_THREAD_CS_ENTER_VCI_OPTIONAL(vci);                    \
+            mpi_errno = MPIDI_NM_progress(vci, 0);                      \
+            MPIDI_THREAD_CS_EXIT_VCI_OPTIONAL(vci);                     \
+        }                                                               \
+        if (state->flag & MPIDI_PROGRESS_SHM && mpi_errno == MPI_SUCCESS) { \
+            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);             \
+            mpi_errno = MPIDI_SHM_progress(vci, 0);                     \
+            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);              \
+        }                                                               \
+    } while (0)
+
+#endif /* CH4_POLL_H_INCLUDED */

@@ -1,0 +1,156 @@
+/*
+ * Reads the polling arbiter's MPI_T performance variables on rank 0 around an
+ * intra-node and an inter-node ping-pong, and checks them against the policy
+ * named by MPIR_CVAR_CH4_POLL_POLICY (and MPIR_CVAR_CH4_POLL_STATIC_RATIO).
+ */
+#include "mmc_test.h"
+
+#define ITERS 2000
+
+enum { SHM_POLLS, NM_POLLS, NM_SKIPPED, SHM_MSGS, NM_MSGS, RATIO, NPV };
+static const char *const pv_names[NPV] = {
+    "ch4_poll_shm_polls", "ch4_poll_nm_polls", "ch4_poll_nm_skipped",
+    "ch4_poll_shm_msgs", "ch4_poll_nm_msgs", "ch4_poll_ratio"
+};
+
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle handles[NPV];
+
+static void open_pvars(void)
+{
+    int num, found = 0;
+    MPI_T_pvar_get_num(&num);
+    MPI_T_pvar_session_create(&session);
+    for (int i = 0; i < num; i++) {
+        char name[128], desc[256];
+        int nlen = sizeof(name), dlen = sizeof(desc), verb, varclass, bind, ro, cont, atomic;
+        MPI_Datatype dt;
+        MPI_T_enum et;
+        MPI_T_pvar_get_info(i, name, &nlen, &verb, &varclass, &dt, &et, desc, &dlen, &bind,
+                            &ro, &cont, &atomic);
+        for (int k = 0; k < NPV; k++) {
+            if (strcmp(name, pv_names[k]) == 0) {
+                int count;
+                MPI_T_pvar_handle_alloc(session, i, NULL, &handles[k], &count);
+                found++;
+            }
+        }
+    }
+    if (found != NPV)
+        MMC_ERR("found %d of the %d ch4_poll_* performance variables\n", found, NPV);
+}
+
+static void read_pvars(unsigned long long v[NPV])
+{
+    for (int k = 0; k < RATIO; k++)
+        MPI_T_pvar_read(session, handles[k], &v[k]);
+    unsigned ratio;
+    MPI_T_pvar_read(session, handles[RATIO], &ratio);
+    v[RATIO] = ratio;
+}
+
+static void pingpong(int rank, int a, int b)
+{
+    char buf[8] = { 0 };
+    for (int i = 0; i < ITERS; i++) {
+        if (rank == a) {
+            buf[0] = (char) i;
+            MPI_Send(buf, 8, MPI_BYTE, b, 0, MPI_COMM_WORLD);
+            MPI_Recv(buf, 8, MPI_BYTE, b, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (buf[0] != (char) (i + 1))
+                MMC_ERR("pong %d carries %d\n", i, buf[0]);
+        } else if (rank == b) {
+            MPI_Recv(buf, 8, MPI_BYTE, a, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            buf[0]++;
+            MPI_Send(buf, 8, MPI_BYTE, a, 0, MPI_COMM_WORLD);
+        }
+    }
+}
+
+static void check_phase(const char *phase, const char *policy, long static_ratio,
+                        const unsigned long long a[NPV], const unsigned long long b[NPV],
+                        int intra)
+{
+    unsigned long long shm = b[SHM_POLLS] - a[SHM_POLLS], nm = b[NM_POLLS] - a[NM_POLLS];
+    unsigned long long skipped = b[NM_SKIPPED] - a[NM_SKIPPED];
+    unsigned long long shm_msgs = b[SHM_MSGS] - a[SHM_MSGS], nm_msgs = b[NM_MSGS] - a[NM_MSGS];
+    printf("%s: shm polls %llu, netmod polls %llu, skipped %llu, shm msgs %llu, "
+           "netmod msgs %llu, ratio %llu\n", phase, shm, nm, skipped, shm_msgs, nm_msgs,
+           b[RATIO]);
+    if (nm + skipped != shm)
+        MMC_ERR("%s: netmod polls + skipped (%llu) != shm polls (%llu)\n", phase, nm + skipped,
+                shm);
+    if (intra && shm_msgs < ITERS)
+        MMC_ERR("%s: %llu shm arrivals counted, expected >= %d\n", phase, shm_msgs, ITERS);
+    if (!intra && nm_msgs < ITERS)
+        MMC_ERR("%s: %llu netmod arrivals counted, expected >= %d\n", phase, nm_msgs, ITERS);
+    if (strcmp(policy, "roundrobin") == 0 && nm != shm)
+        MMC_ERR("%s: roundrobin skipped %llu netmod polls\n", phase, skipped);
+    if (strcmp(policy, "static") == 0 && intra) {
+        double expect = (double) shm / static_ratio;
+        if (nm < expect * 0.97 - 2 || nm > expect * 1.03 + 2)
+            MMC_ERR("%s: static ratio %ld: %llu netmod polls for %llu shm polls\n", phase,
+                    static_ratio, nm, shm);
+    }
+    if ((strcmp(policy, "dynamic") == 0 || strcmp(policy, "adaptive") == 0)) {
+        if (intra && b[RATIO] < 2)
+            MMC_ERR("%s: %s ratio stayed %llu after shared-memory traffic\n", phase, policy,
+                    b[RATIO]);
+        if (!intra && b[RATIO] != 1)
+            MMC_ERR("%s: %s ratio is %llu after netmod-only traffic\n", phase, policy, b[RATIO]);
+    }
+    if (strcmp(policy, "adaptive") == 0 && !intra && skipped > nm / 100)
+        MMC_ERR("%s: adaptive skipped %llu netmod polls while waiting on the netmod\n", phase,
+                skipped);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, intra, inter, provided;
+    MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *policy = getenv("MPIR_CVAR_CH4_POLL_POLICY");
+    const char *sr = getenv("MPIR_CVAR_CH4_POLL_STATIC_RATIO");
+    if (!policy)
+        policy = "adaptive";
+    long static_ratio = sr ? atol(sr) : 50;
+
+    int *node = mmc_node_map();
+    mmc_partners(node, size, &intra, &inter);
+    if (intra < 0 || inter < 0) {
+        if (rank == 0)
+            MMC_ERR("pvars needs ranks on two nodes with two on rank 0's node\n");
+    } else {
+        unsigned long long v0[NPV], v1[NPV], v2[NPV], v3[NPV];
+        if (rank == 0)
+            open_pvars();
+        int active = rank == 0 || rank == intra;
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            read_pvars(v0);
+        pingpong(rank, 0, intra);
+        if (rank == 0)
+            read_pvars(v1);
+        if (active)
+            MPI_Barrier(MPI_COMM_WORLD);
+        else
+            mmc_sleepy_barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            read_pvars(v2);
+        pingpong(rank, 0, inter);
+        if (rank == 0) {
+            read_pvars(v3);
+            check_phase("intra-node", policy, static_ratio, v0, v1, 1);
+            check_phase("inter-node", policy, static_ratio, v2, v3, 0);
+        }
+        if (rank == 0 || rank == inter)
+            MPI_Barrier(MPI_COMM_WORLD);
+        else
+            mmc_sleepy_barrier(MPI_COMM_WORLD);
+    }
+    free(node);
+    MPI_T_finalize();
+    return mmc_finish();
+}
