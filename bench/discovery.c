@@ -18,7 +18,7 @@ int main(int argc, char **argv)
     int rounds = argc > 2 ? atoi(argv[2]) : 40;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    bench_partners(&intra, &inter);
+    mmc_partners(&intra, &inter);
     if (intra < 0 || inter < 0) {
         if (rank == 0)
             fprintf(stderr, "discovery: needs 2 ranks on rank 0's node and one on another\n");
@@ -35,7 +35,7 @@ int main(int argc, char **argv)
                 double stamp;
                 MPI_Status st;
                 MPI_Recv(&stamp, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
-                double t = bench_now_us() - stamp;
+                double t = mmc_now_us() - stamp;
                 if (st.MPI_SOURCE != peer) {
                     fprintf(stderr, "discovery: message from %d during %d's burst\n",
                             st.MPI_SOURCE, peer);
@@ -50,9 +50,9 @@ int main(int argc, char **argv)
         } else if (rank == peer) {
             MPI_Request req;
             MPI_Irecv(&ack, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &req);
-            bench_idle_wait(&req);
+            mmc_idle_wait(&req);
             for (int i = 0; i < burst; i++) {
-                double stamp = bench_now_us();
+                double stamp = mmc_now_us();
                 MPI_Send(&stamp, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
                 MPI_Recv(&ack, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
                sum[1] / count[1], (sum[0] + sum[1]) / (count[0] + count[1]));
         MPI_Barrier(MPI_COMM_WORLD);
     } else {
-        bench_idle_barrier(MPI_COMM_WORLD);
+        mmc_idle_barrier(MPI_COMM_WORLD);
     }
     MPI_Finalize();
     return 0;

@@ -19,7 +19,7 @@ static double block(int rank, int peer, int iters, int first_tag)
     double t0 = 0;
     for (int i = 0; i < WARMUP + iters; i++) {
         if (i == WARMUP)
-            t0 = bench_now_us();
+            t0 = mmc_now_us();
         if (rank == 0) {
             MPI_Send(buf, MSG, MPI_BYTE, peer, first_tag, MPI_COMM_WORLD);
             MPI_Recv(buf, MSG, MPI_BYTE, peer, first_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -27,13 +27,13 @@ static double block(int rank, int peer, int iters, int first_tag)
             MPI_Request req;
             MPI_Irecv(buf, MSG, MPI_BYTE, 0, first_tag, MPI_COMM_WORLD, &req);
             if (i == 0)
-                bench_idle_wait(&req);  /* our block starts when rank 0 says so */
+                mmc_idle_wait(&req);  /* our block starts when rank 0 says so */
             else
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
             MPI_Send(buf, MSG, MPI_BYTE, 0, first_tag, MPI_COMM_WORLD);
         }
     }
-    return (bench_now_us() - t0) / iters / 2;
+    return (mmc_now_us() - t0) / iters / 2;
 }
 
 int main(int argc, char **argv)
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
     int iters = argc > 2 ? atoi(argv[2]) : 2000;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    bench_partners(&intra, &inter);
+    mmc_partners(&intra, &inter);
     if (intra < 0 || inter < 0) {
         if (rank == 0)
             fprintf(stderr, "latency: needs 2 ranks on rank 0's node and one on another\n");
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
                bench_median(lat[1], blocks));
         MPI_Barrier(MPI_COMM_WORLD);
     } else {
-        bench_idle_barrier(MPI_COMM_WORLD);
+        mmc_idle_barrier(MPI_COMM_WORLD);
     }
     free(lat[0]);
     free(lat[1]);

@@ -47,7 +47,7 @@ static void send_all(int rank, int phase, unsigned char *buf)
         MPI_Request req;
         mmc_fill(buf, msg_len(rank, seq), phase * NMSG + seq, rank);
         MPI_Isend(buf, msg_len(rank, seq), MPI_BYTE, 0, phase * NMSG + seq, MPI_COMM_WORLD, &req);
-        mmc_sleepy_wait(&req);
+        mmc_idle_wait(&req);
     }
 }
 
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             MPI_Barrier(MPI_COMM_WORLD);
         else
-            mmc_sleepy_barrier(MPI_COMM_WORLD);
+            mmc_idle_barrier(MPI_COMM_WORLD);
     }
     free(buf);
     return mmc_finish();

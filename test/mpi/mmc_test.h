@@ -6,11 +6,10 @@
 #ifndef MMC_TEST_H_INCLUDED
 #define MMC_TEST_H_INCLUDED
 
-#include <mpi.h>
+#include "mmc_mpi.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int mmc_errs;
 
@@ -43,55 +42,6 @@ static inline size_t mmc_check(const unsigned char *buf, size_t size, int tag, i
         }
     }
     return bad;
-}
-
-/* Wait without busy-polling: these machines have 2 cores, and a rank that
- * only waits must not take the CPU from the ranks being measured or tested. */
-static inline void mmc_sleepy_wait(MPI_Request * req)
-{
-    int flag = 0;
-    struct timespec ts = { 0, 100000 };
-    for (;;) {
-        MPI_Test(req, &flag, MPI_STATUS_IGNORE);
-        if (flag)
-            return;
-        nanosleep(&ts, NULL);
-    }
-}
-
-static inline void mmc_sleepy_barrier(MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    mmc_sleepy_wait(&req);
-}
-
-/* node[r] = lowest world rank on the same node as r */
-static inline int *mmc_node_map(void)
-{
-    int size, rank, leader;
-    MPI_Comm shm;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm);
-    MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm);
-    MPI_Comm_free(&shm);
-    int *node = malloc(sizeof(int) * size);
-    MPI_Allgather(&leader, 1, MPI_INT, node, 1, MPI_INT, MPI_COMM_WORLD);
-    return node;
-}
-
-/* Rank 0's intra-node partner and its first partner on another node; the
- * tests need both, so a layout without them is an error, not a pass. */
-static inline void mmc_partners(const int *node, int size, int *intra, int *inter)
-{
-    *intra = *inter = -1;
-    for (int r = 1; r < size; r++) {
-        if (node[r] == node[0] && *intra < 0)
-            *intra = r;
-        if (node[r] != node[0] && *inter < 0)
-            *inter = r;
-    }
 }
 
 static inline int mmc_finish(void)

@@ -40,7 +40,7 @@ static void pingpong(int rank, int a, int b, unsigned char *sbuf, unsigned char 
         }
     }
     if (rank != a && rank != b)
-        mmc_sleepy_barrier(MPI_COMM_WORLD);
+        mmc_idle_barrier(MPI_COMM_WORLD);
     else
         MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -51,8 +51,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int *node = mmc_node_map();
-    mmc_partners(node, size, &intra, &inter);
+    mmc_partners(&intra, &inter);
     if (intra < 0 || inter < 0) {
         if (rank == 0)
             MMC_ERR("pingpong needs ranks on two nodes with two on rank 0's node\n");
@@ -64,6 +63,5 @@ int main(int argc, char **argv)
         free(sbuf);
         free(rbuf);
     }
-    free(node);
     return mmc_finish();
 }

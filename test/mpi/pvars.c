@@ -117,8 +117,7 @@ int main(int argc, char **argv)
         policy = "adaptive";
     long static_ratio = sr ? atol(sr) : 50;
 
-    int *node = mmc_node_map();
-    mmc_partners(node, size, &intra, &inter);
+    mmc_partners(&intra, &inter);
     if (intra < 0 || inter < 0) {
         if (rank == 0)
             MMC_ERR("pvars needs ranks on two nodes with two on rank 0's node\n");
@@ -136,7 +135,7 @@ int main(int argc, char **argv)
         if (active)
             MPI_Barrier(MPI_COMM_WORLD);
         else
-            mmc_sleepy_barrier(MPI_COMM_WORLD);
+            mmc_idle_barrier(MPI_COMM_WORLD);
         if (rank == 0)
             read_pvars(v2);
         pingpong(rank, 0, inter);
@@ -148,9 +147,8 @@ int main(int argc, char **argv)
         if (rank == 0 || rank == inter)
             MPI_Barrier(MPI_COMM_WORLD);
         else
-            mmc_sleepy_barrier(MPI_COMM_WORLD);
+            mmc_idle_barrier(MPI_COMM_WORLD);
     }
-    free(node);
     MPI_T_finalize();
     return mmc_finish();
 }

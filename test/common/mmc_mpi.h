@@ -1,0 +1,67 @@
+/*
+ * MPI helpers shared by the mpich-multichannel tests and benchmarks
+ * (header-only; built with -I test/common).
+ *
+ * These machines have 2 cores and MPICH busy-polls, so at most two ranks may
+ * poll at a time: a rank with nothing to do waits for its next turn with
+ * MPI_Test and a short sleep (mmc_idle_wait), never with a blocking call.
+ */
+#ifndef MMC_MPI_H_INCLUDED
+#define MMC_MPI_H_INCLUDED
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC is one clock for every process of the machine, network
+ * namespaces included, so simulated hosts can compare timestamps. */
+static inline double mmc_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static inline void mmc_idle_wait(MPI_Request * req)
+{
+    int flag = 0;
+    struct timespec ts = { 0, 50000 };
+    for (;;) {
+        MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        if (flag)
+            return;
+        nanosleep(&ts, NULL);
+    }
+}
+
+static inline void mmc_idle_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Ibarrier(comm, &req);
+    mmc_idle_wait(&req);
+}
+
+/* Rank 0's first partner on its own node and on another node (-1: none),
+ * from MPI_COMM_TYPE_SHARED. */
+static inline void mmc_partners(int *intra, int *inter)
+{
+    int size, rank, leader;
+    MPI_Comm shm;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm);
+    MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, shm);
+    MPI_Comm_free(&shm);
+    int *node = malloc(sizeof(int) * size);
+    MPI_Allgather(&leader, 1, MPI_INT, node, 1, MPI_INT, MPI_COMM_WORLD);
+    *intra = *inter = -1;
+    for (int r = 1; r < size; r++) {
+        if (node[r] == node[0] && *intra < 0)
+            *intra = r;
+        if (node[r] != node[0] && *inter < 0)
+            *inter = r;
+    }
+    free(node);
+}
+
+#endif /* MMC_MPI_H_INCLUDED */
