@@ -58,13 +58,10 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (rank == 0) {
+    if (rank == 0)
         printf("burst=%d shm_us=%.3f nm_us=%.3f mean_us=%.3f\n", burst, sum[0] / count[0],
                sum[1] / count[1], (sum[0] + sum[1]) / (count[0] + count[1]));
-        MPI_Barrier(MPI_COMM_WORLD);
-    } else {
-        mmc_idle_barrier(MPI_COMM_WORLD);
-    }
+    mmc_barrier(MPI_COMM_WORLD, rank != 0);
     MPI_Finalize();
     return 0;
 }

@@ -57,13 +57,10 @@ int main(int argc, char **argv)
                 lat[k][b] = block(rank, rank == 0 ? peer : 0, iters, b * 2 + k);
         }
     }
-    if (rank == 0) {
+    if (rank == 0)
         printf("intra_us=%.3f inter_us=%.3f\n", bench_median(lat[0], blocks),
                bench_median(lat[1], blocks));
-        MPI_Barrier(MPI_COMM_WORLD);
-    } else {
-        mmc_idle_barrier(MPI_COMM_WORLD);
-    }
+    mmc_barrier(MPI_COMM_WORLD, rank != 0);
     free(lat[0]);
     free(lat[1]);
     MPI_Finalize();

@@ -34,11 +34,16 @@ static inline void mmc_idle_wait(MPI_Request * req)
     }
 }
 
-static inline void mmc_idle_barrier(MPI_Comm comm)
+/* Every rank of a barrier must call MPI_Ibarrier (a blocking and a
+ * nonblocking barrier do not match); `idle` ranks wait without polling. */
+static inline void mmc_barrier(MPI_Comm comm, int idle)
 {
     MPI_Request req;
     MPI_Ibarrier(comm, &req);
-    mmc_idle_wait(&req);
+    if (idle)
+        mmc_idle_wait(&req);
+    else
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 /* Rank 0's first partner on its own node and on another node (-1: none),

@@ -63,10 +63,7 @@ int main(int argc, char **argv)
             receive_all(size, phase == 0, phase, buf);
         else
             send_all(rank, phase, buf);
-        if (rank == 0)
-            MPI_Barrier(MPI_COMM_WORLD);
-        else
-            mmc_idle_barrier(MPI_COMM_WORLD);
+        mmc_barrier(MPI_COMM_WORLD, rank != 0);
     }
     free(buf);
     return mmc_finish();

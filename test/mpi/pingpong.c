@@ -39,10 +39,7 @@ static void pingpong(int rank, int a, int b, unsigned char *sbuf, unsigned char 
             }
         }
     }
-    if (rank != a && rank != b)
-        mmc_idle_barrier(MPI_COMM_WORLD);
-    else
-        MPI_Barrier(MPI_COMM_WORLD);
+    mmc_barrier(MPI_COMM_WORLD, rank != a && rank != b);
 }
 
 int main(int argc, char **argv)

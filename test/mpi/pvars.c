@@ -125,17 +125,13 @@ int main(int argc, char **argv)
         unsigned long long v0[NPV], v1[NPV], v2[NPV], v3[NPV];
         if (rank == 0)
             open_pvars();
-        int active = rank == 0 || rank == intra;
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0)
             read_pvars(v0);
         pingpong(rank, 0, intra);
         if (rank == 0)
             read_pvars(v1);
-        if (active)
-            MPI_Barrier(MPI_COMM_WORLD);
-        else
-            mmc_idle_barrier(MPI_COMM_WORLD);
+        mmc_barrier(MPI_COMM_WORLD, rank != 0 && rank != intra);
         if (rank == 0)
             read_pvars(v2);
         pingpong(rank, 0, inter);
@@ -144,10 +140,7 @@ int main(int argc, char **argv)
             check_phase("intra-node", policy, static_ratio, v0, v1, 1);
             check_phase("inter-node", policy, static_ratio, v2, v3, 0);
         }
-        if (rank == 0 || rank == inter)
-            MPI_Barrier(MPI_COMM_WORLD);
-        else
-            mmc_idle_barrier(MPI_COMM_WORLD);
+        mmc_barrier(MPI_COMM_WORLD, rank != 0 && rank != inter);
     }
     MPI_T_finalize();
     return mmc_finish();
