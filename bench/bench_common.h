@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mmc_mpi.h"
+
 static int bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *) a, y = *(const double *) b;
@@ -18,6 +19,16 @@ static inline double bench_median(double *v, int n)
 {
     qsort(v, n, sizeof(double), bench_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* sum of the n smallest of v[0..len) (sorts v) */
+static inline double bench_sum_smallest(double *v, int len, int n)
+{
+    double sum = 0;
+    qsort(v, len, sizeof(double), bench_cmp_double);
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    return sum;
 }
 
 #endif /* BENCH_COMMON_H_INCLUDED */

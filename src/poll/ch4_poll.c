@@ -21,13 +21,11 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : |-
-        How ch4 progress divides its polls between shared memory and the netmod.
-        Shared memory is polled on every pass; the policy decides how often the netmod is.
-        Default adaptive (the best in bench/ measurements, see doc/arbiter.md).
-        roundrobin - both channels on every pass (stock MPICH)
-        static     - the netmod once every MPIR_CVAR_CH4_POLL_STATIC_RATIO passes
-        dynamic    - ratio m / (n + 1) recomputed every MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY messages (m from shared memory, n from the netmod)
-        adaptive   - dynamic, but the netmod is polled on every pass while a wait needs it and at most every MPIR_CVAR_CH4_POLL_STATIC_RATIO passes while a wait needs only shared memory
+        How ch4 progress divides its polls between shared memory and the netmod; shared memory is polled on every pass, the policy decides how often the netmod is. Default adaptive (best in bench/run-policy-bench, see doc/arbiter.md).
+          roundrobin - both channels on every pass (stock MPICH).
+          static     - the netmod once every MPIR_CVAR_CH4_POLL_STATIC_RATIO passes.
+          dynamic    - ratio m / (n + 1) recomputed every MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY messages (m from shared memory, n from the netmod).
+          adaptive   - dynamic, but the netmod is polled on every pass while a wait needs it, and at the larger of MPIR_CVAR_CH4_POLL_STATIC_RATIO and the dynamic ratio while a wait needs only shared memory.
 
     - name        : MPIR_CVAR_CH4_POLL_STATIC_RATIO
       category    : CH4_POLL
@@ -37,9 +35,10 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        Shared-memory polls per netmod poll under the static policy, and under adaptive
-        while every awaited request is intra-node. Default 50. 1 polls the netmod on every
-        pass; must be between 1 and MPIR_CVAR_CH4_POLL_MAX_RATIO.
+        Shared-memory polls per netmod poll under the static policy, and the floor under
+        adaptive while every awaited request is intra-node. Default 50. 1 polls the netmod
+        on every pass; must be 1 or more; a value above MPIR_CVAR_CH4_POLL_MAX_RATIO is
+        lowered to it.
 
     - name        : MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY
       category    : CH4_POLL

@@ -1,7 +1,6 @@
 /*
  * mpich-multichannel: polling arbiter policy (plain C, see poll_policy.h).
  */
-#include <string.h>
 #include "poll_policy.h"
 
 static unsigned initial_ratio(const MPIDI_POLL_arbiter_t * a)
@@ -15,17 +14,17 @@ int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy
 {
     if (max_ratio < 1)
         return MPIDI_POLL_EINVAL_MAX_RATIO;
-    if (static_ratio < 1 || static_ratio > max_ratio)
+    if (static_ratio < 1)
         return MPIDI_POLL_EINVAL_STATIC_RATIO;
     if (history < 1)
         return MPIDI_POLL_EINVAL_HISTORY;
 
-    memset(a, 0, sizeof(*a));
     a->policy = policy;
-    a->static_ratio = (unsigned) static_ratio;
+    /* max_ratio bounds every policy */
+    a->static_ratio = (unsigned) (static_ratio < max_ratio ? static_ratio : max_ratio);
     a->history = (unsigned) history;
     a->max_ratio = (unsigned) max_ratio;
-    a->ratio = initial_ratio(a);
+    MPIDI_POLL_arbiter_reset(a);
     return 0;
 }
 

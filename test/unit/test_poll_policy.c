@@ -227,13 +227,25 @@ static void test_invalid_parameters(void)
           MPIDI_POLL_EINVAL_STATIC_RATIO);
     CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_STATIC, -5, 10, 1000) ==
           MPIDI_POLL_EINVAL_STATIC_RATIO);
-    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_STATIC, 2000, 10, 1000) ==
-          MPIDI_POLL_EINVAL_STATIC_RATIO);
     CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 0, 1000) ==
           MPIDI_POLL_EINVAL_HISTORY);
     CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 0) ==
           MPIDI_POLL_EINVAL_MAX_RATIO);
     CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_STATIC, 1000, 1, 1000) == 0);
+    CHECK(MPIDI_POLL_arbiter_init(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, -1) ==
+          MPIDI_POLL_EINVAL_MAX_RATIO);
+}
+
+static void test_static_ratio_clamped(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 2000, 10, 4);
+    CHECK(a.static_ratio == 4 && a.ratio == 4);
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 8, s);
+    CHECK(strcmp(s, "...1...1") == 0);
+    init_ok(&a, MPIDI_POLL_POLICY_ROUNDROBIN, 50, 10, 1);      /* max 1: round-robin for all */
+    CHECK(a.static_ratio == 1);
 }
 
 int main(void)
@@ -249,6 +261,7 @@ int main(void)
     run("adaptive follows wait hints", test_adaptive_wait_hints);
     run("reset", test_reset);
     run("invalid parameters refused", test_invalid_parameters);
+    run("static ratio clamped to max_ratio", test_static_ratio_clamped);
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail != 0;
 }
