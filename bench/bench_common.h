@@ -31,4 +31,19 @@ static inline double bench_sum_smallest(double *v, int len, int n)
     return sum;
 }
 
+/* MPI_Init, then rank 0's partners: both benchmarks need one on rank 0's node
+ * and one on another node. */
+static inline void bench_init(int *argc, char ***argv, const char *name, int *rank,
+                              int *intra, int *inter)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    mmc_partners(intra, inter);
+    if (*intra < 0 || *inter < 0) {
+        if (*rank == 0)
+            fprintf(stderr, "%s: needs 2 ranks on rank 0's node and one on another\n", name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 #endif /* BENCH_COMMON_H_INCLUDED */

@@ -18,14 +18,7 @@ int main(int argc, char **argv)
     int rank, intra, inter;
     int burst = argc > 1 ? atoi(argv[1]) : 100;
     int rounds = argc > 2 ? atoi(argv[2]) : 40;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    mmc_partners(&intra, &inter);
-    if (intra < 0 || inter < 0) {
-        if (rank == 0)
-            fprintf(stderr, "discovery: needs 2 ranks on rank 0's node and one on another\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    bench_init(&argc, &argv, "discovery", &rank, &intra, &inter);
     double *samples[2] = { malloc(sizeof(double) * rounds * burst),
         malloc(sizeof(double) * rounds * burst)
     };

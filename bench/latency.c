@@ -41,14 +41,7 @@ int main(int argc, char **argv)
     int rank, intra, inter;
     int blocks = argc > 1 ? atoi(argv[1]) : 20;
     int iters = argc > 2 ? atoi(argv[2]) : 2000;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    mmc_partners(&intra, &inter);
-    if (intra < 0 || inter < 0) {
-        if (rank == 0)
-            fprintf(stderr, "latency: needs 2 ranks on rank 0's node and one on another\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    bench_init(&argc, &argv, "latency", &rank, &intra, &inter);
     double *lat[2] = { malloc(sizeof(double) * blocks), malloc(sizeof(double) * blocks) };
     for (int b = 0; b < blocks; b++) {
         for (int k = 0; k < 2; k++) {
