@@ -4,6 +4,7 @@
 #ifndef BENCH_COMMON_H_INCLUDED
 #define BENCH_COMMON_H_INCLUDED
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,25 @@ static inline double bench_sum_smallest(double *v, int len, int n)
     return sum;
 }
 
+/* Rank 0 on the first CPU, everyone else on the second: rank 0 is in every
+ * measured pair and its partner never shares its core, whatever the scheduler
+ * would choose; idle ranks sleep on the partner's core. */
+static inline void bench_pin(int rank)
+{
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2)
+        return;
+    int want = rank == 0 ? 0 : 1;
+    CPU_ZERO(&one);
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &all) && seen++ == want) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    }
+    sched_setaffinity(0, sizeof(one), &one);
+}
+
 /* MPI_Init, then rank 0's partners: both benchmarks need one on rank 0's node
  * and one on another node. */
 static inline void bench_init(int *argc, char ***argv, const char *name, int *rank,
@@ -38,6 +58,7 @@ static inline void bench_init(int *argc, char ***argv, const char *name, int *ra
 {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    bench_pin(*rank);
     mmc_partners(intra, inter);
     if (*intra < 0 || *inter < 0) {
         if (*rank == 0)

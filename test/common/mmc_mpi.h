@@ -25,7 +25,7 @@ static inline double mmc_now_us(void)
 static inline void mmc_idle_wait(MPI_Request * req)
 {
     int flag = 0;
-    struct timespec ts = { 0, 50000 };
+    struct timespec ts = { 0, 200000 };
     for (;;) {
         MPI_Test(req, &flag, MPI_STATUS_IGNORE);
         if (flag)
