@@ -5,11 +5,14 @@
  * root, which receives with MPI_ANY_SOURCE and acknowledges each one.  A
  * message carries its send time; discovery time is the time from the send
  * call to the root's receive returning (one clock for all simulated hosts).
+ * A peer sends each message GAP us after the previous acknowledgement, so
+ * the message lands while the root is in its polling loop rather than while it
+ * is still posting the receive (which would measure posting, not discovery).
  * Only the root and the peer whose burst it is poll; the other waits idle.
  * Means are over all messages but the slowest 2% of each channel: on a
  * 2-core machine those are the ones that waited for the scheduler.
  *
- *   discovery B [rounds]    prints: burst=B shm_us=X nm_us=Y mean_us=Z
+ *   discovery B [rounds [GAP]]    prints: burst=B shm_us=X nm_us=Y mean_us=Z
  */
 #include "bench_common.h"
 
@@ -18,6 +21,7 @@ int main(int argc, char **argv)
     int rank, intra, inter;
     int burst = argc > 1 ? atoi(argv[1]) : 100;
     int rounds = argc > 2 ? atoi(argv[2]) : 40;
+    double gap = argc > 3 ? atof(argv[3]) : 10;
     bench_init(&argc, &argv, "discovery", &rank, &intra, &inter);
     double *samples[2] = { malloc(sizeof(double) * rounds * burst),
         malloc(sizeof(double) * rounds * burst)
@@ -47,7 +51,8 @@ int main(int argc, char **argv)
             MPI_Irecv(&ack, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &req);
             mmc_idle_wait(&req);
             for (int i = 0; i < burst; i++) {
-                double stamp = mmc_now_us();
+                double stamp = mmc_now_us() + gap;
+                while (mmc_now_us() < stamp);
                 MPI_Send(&stamp, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
                 MPI_Recv(&ack, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
