@@ -2,29 +2,9 @@
  * Unit tests of the polling arbiter policy (src/poll/poll_policy.[ch]).
  * No MPICH needed.  Prints "N passed, N failed" and exits non-zero on failure.
  */
-#include <stdio.h>
 #include <string.h>
 #include "poll_policy.h"
-
-static int n_pass, n_fail, cur_failed;
-
-#define CHECK(cond) do {                                                   \
-        if (!(cond)) {                                                     \
-            printf("    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-            cur_failed = 1;                                                \
-        }                                                                  \
-    } while (0)
-
-static void run(const char *name, void (*fn)(void))
-{
-    cur_failed = 0;
-    fn();
-    printf("%s: %s\n", cur_failed ? "FAIL" : "ok  ", name);
-    if (cur_failed)
-        n_fail++;
-    else
-        n_pass++;
-}
+#include "unit.h"
 
 /* The netmod schedule of `passes` passes as a string of '1' (polled) and '.' */
 static void schedule(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t w, int passes, char *out)
@@ -262,6 +242,5 @@ int main(void)
     run("reset", test_reset);
     run("invalid parameters refused", test_invalid_parameters);
     run("static ratio clamped to max_ratio", test_static_ratio_clamped);
-    printf("%d passed, %d failed\n", n_pass, n_fail);
-    return n_fail != 0;
+    return unit_summary();
 }

@@ -1,0 +1,247 @@
+/*
+ * mpich-multichannel: ch4:tcp sending.
+ *
+ * An active message is the wire header, the MPIDIG header and the payload,
+ * written with one writev.  A contiguous payload is written from the user's
+ * buffer; a noncontiguous one is packed MPIDI_TCP_PACK_SEG bytes at a time.
+ * When the socket takes everything at once nothing is allocated; otherwise
+ * the rest waits in the connection's queue, in order, until epoll says the
+ * socket is writable.  The send request completes (MPIDIG's origin callback)
+ * when its last byte is in the socket.
+ */
+#include "mpidimpl.h"
+#include "tcp_types.h"
+
+#include <sys/epoll.h>
+
+const MPI_Aint MPIDI_TCP_am_hdr_max = MPIDI_TCP_AM_HDR_MAX;
+
+static void entry_complete(MPIDI_TCP_sendq_t * e)
+{
+    MPIR_Request *sreq = e->sreq;
+    int handler_id = e->handler_id;
+
+    if (e->pack_buf) {
+        MPL_free(e->pack_buf);
+        MPIR_Datatype_release_if_not_builtin(e->datatype);
+    }
+    MPL_free(e);
+    if (sreq)
+        MPIDIG_global.origin_cbs[handler_id] (sreq);
+}
+
+static void pack_next(MPIDI_TCP_sendq_t * e)
+{
+    MPI_Aint n = MPL_MIN(e->data_sz - e->packed, MPIDI_TCP_PACK_SEG), actual = 0;
+    MPIR_Typerep_pack(e->buf, e->count, e->datatype, e->packed, e->pack_buf, n, &actual);
+    MPIR_Assert(actual > 0);
+    e->packed += actual;
+    e->iov[1].iov_base = e->pack_buf;
+    e->iov[1].iov_len = actual;
+    e->iov_cur = &e->iov[1];
+    e->iov_cnt = 1;
+}
+
+static void await_add(MPIDI_TCP_conn_t * c, MPIR_Request * sreq, int handler_id)
+{
+    MPIDI_TCP_await_t *a = MPL_malloc(sizeof(*a), MPL_MEM_BUFFER);
+    MPIR_Assert(a);
+    a->sreq = sreq;
+    a->handler_id = handler_id;
+    a->next = c->awaits;
+    c->awaits = a;
+}
+
+/* The peer answered a send that waited for it (a CTS or an SSEND_ACK). */
+void MPIDI_TCP_await_done(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr)
+{
+    MPIR_Request *sreq;
+    if (handler_id == MPIDIG_SEND_CTS)
+        sreq = ((const MPIDIG_send_cts_msg_t *) am_hdr)->sreq_ptr;
+    else if (handler_id == MPIDIG_SSEND_ACK)
+        sreq = ((const MPIDIG_ssend_ack_msg_t *) am_hdr)->sreq_ptr;
+    else
+        return;
+    for (MPIDI_TCP_await_t ** p = &c->awaits; *p; p = &(*p)->next) {
+        if ((*p)->sreq == sreq && (*p)->handler_id == handler_id) {
+            MPIDI_TCP_await_t *a = *p;
+            *p = a->next;
+            MPL_free(a);
+            return;
+        }
+    }
+}
+
+static void sendq_push(MPIDI_TCP_conn_t * c, MPIDI_TCP_sendq_t * e)
+{
+    e->next = NULL;
+    if (c->sq_tail)
+        c->sq_tail->next = e;
+    else
+        c->sq_head = e;
+    c->sq_tail = e;
+}
+
+void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err)
+{
+    while (c->sq_head) {
+        MPIDI_TCP_sendq_t *e = c->sq_head;
+        c->sq_head = e->next;
+        if (e->sreq)
+            e->sreq->status.MPI_ERROR = err;
+        entry_complete(e);
+    }
+    c->sq_tail = NULL;
+}
+
+static int write_error(MPIDI_TCP_conn_t * c, int err)
+{
+    MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, "send", err));
+    return 1;
+}
+
+/* Writes the pending control message, then as much of the queue as the socket
+ * takes, completing finished sends.  Returns nonzero when the connection
+ * failed and was freed. */
+int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c)
+{
+    if (c->fd < 0)
+        return 0;
+    while (c->ctl_off < c->ctl_len) {
+        ssize_t n = write(c->fd, c->ctl + c->ctl_off, c->ctl_len - c->ctl_off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                return write_error(c, errno);
+            MPIDI_TCP_conn_events(c, EPOLLIN | EPOLLOUT);
+            return 0;
+        }
+        c->ctl_off += n;
+    }
+    if (c->state == MPIDI_TCP_CONN_ESTABLISHED) {
+        while (c->sq_head) {
+            MPIDI_TCP_sendq_t *e = c->sq_head;
+            ssize_t n = writev(c->fd, e->iov_cur, e->iov_cnt);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                    return write_error(c, errno);
+                break;
+            }
+            e->iov_cnt = MPIDI_TCP_iov_advance(&e->iov_cur, e->iov_cnt, (size_t) n);
+            if (e->iov_cnt > 0)
+                continue;
+            if (e->pack_buf && e->packed < e->data_sz) {
+                pack_next(e);
+                continue;
+            }
+            c->sq_head = e->next;
+            if (c->sq_head == NULL)
+                c->sq_tail = NULL;
+            entry_complete(e);
+        }
+    }
+    int busy = c->sq_head && c->state == MPIDI_TCP_CONN_ESTABLISHED;
+    MPIDI_TCP_conn_events(c, EPOLLIN | (busy ? EPOLLOUT : 0));
+    return 0;
+}
+
+int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                      const void *data, MPI_Aint count, MPI_Datatype datatype,
+                      int src_vci, int dst_vci, MPIR_Request * sreq)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_TCP_conn_t *c;
+    int dt_contig = 1;
+    MPI_Aint data_sz = 0, dt_true_lb = 0;
+    MPIR_Datatype *dt_ptr;
+    uint8_t wire[MPIDI_TCP_HDR_SIZE];
+    ssize_t n = 0;
+
+    MPIR_Assert(am_hdr_sz <= MPIDI_TCP_AM_HDR_MAX);
+    mpi_errno = MPIDI_TCP_conn_get(rank, &c);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    if (data && count > 0)
+        MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
+    if (handler_id == MPIDIG_SEND) {
+        const MPIDIG_hdr_t *h = am_hdr;
+        if (h->flags & MPIDIG_AM_SEND_FLAGS_RTS)
+            await_add(c, h->sreq_ptr, MPIDIG_SEND_CTS);
+        if (h->flags & MPIDIG_AM_SEND_FLAGS_SYNC)
+            await_add(c, h->sreq_ptr, MPIDIG_SSEND_ACK);
+    }
+
+    MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = MPIDI_TCP_OP_AM,
+        .handler_id = (uint8_t) handler_id, .src_vci = (uint8_t) src_vci,
+        .dst_vci = (uint8_t) dst_vci, .am_hdr_sz = (uint16_t) am_hdr_sz,
+        .payload_sz = (uint64_t) data_sz
+    };
+    MPIDI_TCP_hdr_encode(wire, &h);
+    size_t total = MPIDI_TCP_HDR_SIZE + am_hdr_sz + data_sz;
+    const char *payload = data_sz ? MPIR_get_contig_ptr(data, dt_true_lb) : NULL;
+
+    int idle = c->state == MPIDI_TCP_CONN_ESTABLISHED && c->sq_head == NULL &&
+        c->ctl_off == c->ctl_len;
+    if (idle && dt_contig) {
+        struct iovec iov[3] = { {wire, MPIDI_TCP_HDR_SIZE}, {(void *) am_hdr, am_hdr_sz},
+        {(void *) payload, data_sz}
+        };
+        do {
+            n = writev(c->fd, iov, data_sz ? 3 : 2);
+        } while (n < 0 && errno == EINTR);
+        if (n == (ssize_t) total) {
+            if (sreq)
+                MPIDIG_global.origin_cbs[handler_id] (sreq);
+            goto fn_exit;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            int err = errno;
+            MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(rank, "send", err));
+            mpi_errno = MPIDI_TCP_global.dead_err[rank];
+            goto fn_fail;
+        }
+        n = MPL_MAX(n, 0);
+    }
+
+    /* the rest waits in the queue */
+    MPIDI_TCP_sendq_t *e = MPL_malloc(sizeof(*e) + MPIDI_TCP_HDR_SIZE + am_hdr_sz,
+                                      MPL_MEM_BUFFER);
+    MPIR_Assert(e);
+    memset(e, 0, sizeof(*e));
+    memcpy(e->hdr, wire, MPIDI_TCP_HDR_SIZE);
+    if (am_hdr_sz)
+        memcpy(e->hdr + MPIDI_TCP_HDR_SIZE, am_hdr, am_hdr_sz);
+    e->sreq = sreq;
+    e->handler_id = handler_id;
+    e->iov[0].iov_base = e->hdr;
+    e->iov[0].iov_len = MPIDI_TCP_HDR_SIZE + am_hdr_sz;
+    e->iov_cur = e->iov;
+    e->iov_cnt = 1;
+    if (data_sz && dt_contig) {
+        e->iov[1].iov_base = (void *) payload;
+        e->iov[1].iov_len = data_sz;
+        e->iov_cnt = 2;
+    } else if (data_sz) {
+        /* packed in segments once the headers are out; the user may free the
+         * datatype before the send completes */
+        e->buf = data;
+        e->count = count;
+        e->datatype = datatype;
+        e->data_sz = data_sz;
+        e->pack_buf = MPL_malloc(MPL_MIN(data_sz, MPIDI_TCP_PACK_SEG), MPL_MEM_BUFFER);
+        MPIR_Assert(e->pack_buf);
+        MPIR_Datatype_add_ref_if_not_builtin(datatype);
+    }
+    e->iov_cnt = MPIDI_TCP_iov_advance(&e->iov_cur, e->iov_cnt, (size_t) n);
+    sendq_push(c, e);
+    if (idle)
+        MPIDI_TCP_flush(c);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

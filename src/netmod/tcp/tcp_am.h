@@ -1,0 +1,105 @@
+/*
+ * mpich-multichannel: ch4:tcp active-message API entries (inline).
+ *
+ * MPIDIG decides eager or rendezvous with am_check_eager: a message up to
+ * MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE goes with its header; above, MPIDIG
+ * sends an RTS (am_send_hdr), the receiver a CTS (am_send_hdr_reply) once
+ * matched, and the sender the data (am_isend_reply).
+ */
+#ifndef TCP_AM_H_INCLUDED
+#define TCP_AM_H_INCLUDED
+
+#include "tcp_impl.h"
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_isend(int rank, MPIR_Comm * comm, int handler_id,
+                                               const void *am_hdr, MPI_Aint am_hdr_sz,
+                                               const void *data, MPI_Aint count,
+                                               MPI_Datatype datatype, int src_vci, int dst_vci,
+                                               MPIR_Request * sreq)
+{
+    return MPIDI_TCP_send_am(MPIDIU_rank_to_lpid(rank, comm), handler_id, am_hdr, am_hdr_sz,
+                             data, count, datatype, src_vci, dst_vci, sreq);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_isend_reply(MPIR_Comm * comm, int src_rank,
+                                                     int handler_id, const void *am_hdr,
+                                                     MPI_Aint am_hdr_sz, const void *data,
+                                                     MPI_Aint count, MPI_Datatype datatype,
+                                                     int src_vci, int dst_vci,
+                                                     MPIR_Request * sreq)
+{
+    return MPIDI_TCP_send_am(MPIDIU_rank_to_lpid(src_rank, comm), handler_id, am_hdr,
+                             am_hdr_sz, data, count, datatype, src_vci, dst_vci, sreq);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_send_hdr(int rank, MPIR_Comm * comm, int handler_id,
+                                                  const void *am_hdr, MPI_Aint am_hdr_sz,
+                                                  int src_vci, int dst_vci)
+{
+    return MPIDI_TCP_send_am(MPIDIU_rank_to_lpid(rank, comm), handler_id, am_hdr, am_hdr_sz,
+                             NULL, 0, MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_send_hdr_reply(MPIR_Comm * comm, int src_rank,
+                                                        int handler_id, const void *am_hdr,
+                                                        MPI_Aint am_hdr_sz, int src_vci,
+                                                        int dst_vci)
+{
+    return MPIDI_TCP_send_am(MPIDIU_rank_to_lpid(src_rank, comm), handler_id, am_hdr,
+                             am_hdr_sz, NULL, 0, MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
+}
+
+MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_hdr_max_sz(void)
+{
+    return MPIDI_TCP_am_hdr_max;
+}
+
+MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_limit(void)
+{
+    return MPIDI_TCP_eager_max;
+}
+
+MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_buf_limit(void)
+{
+    return MPIDI_TCP_eager_max;
+}
+
+MPL_STATIC_INLINE_PREFIX bool MPIDI_NM_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz,
+                                                      const void *data, MPI_Aint count,
+                                                      MPI_Datatype datatype, MPIR_Request * sreq)
+{
+    return data_sz <= MPIDI_TCP_eager_max;
+}
+
+/* no transport-managed rendezvous: MPIDIG's RTS/CTS carries it */
+MPL_STATIC_INLINE_PREFIX MPIDIG_recv_data_copy_cb MPIDI_NM_am_get_data_copy_cb(uint32_t attr)
+{
+    return NULL;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_init(MPIR_Request * req)
+{
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_finalize(MPIR_Request * req)
+{
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rank_is_local(int rank, MPIR_Comm * comm)
+{
+    return MPIDIU_rank_is_local(rank, comm);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_comm_get_gpid(MPIR_Comm * comm_ptr, int idx,
+                                                    uint64_t * gpid_ptr, bool is_remote)
+{
+    int avtid = 0, lpid = 0;
+    if (comm_ptr->comm_kind == MPIR_COMM_KIND__INTRACOMM || is_remote)
+        MPIDIU_comm_rank_to_pid(comm_ptr, idx, &lpid, &avtid);
+    else
+        MPIDIU_comm_rank_to_pid_local(comm_ptr, idx, &lpid, &avtid);
+    *gpid_ptr = MPIDIU_GPID_CREATE(avtid, lpid);
+    return MPI_SUCCESS;
+}
+
+#endif /* TCP_AM_H_INCLUDED */

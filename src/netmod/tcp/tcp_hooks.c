@@ -1,0 +1,219 @@
+/*
+ * mpich-multichannel: ch4:tcp entries that need nothing of the netmod:
+ * communicator, window, datatype and op hooks, and windows, partitioned
+ * communication and memory through MPIDIG's generic code.  Process ids are
+ * the published addresses; dynamic processes are not supported.
+ */
+#include "mpidimpl.h"
+#include "tcp_types.h"
+
+int MPIDI_TCP_comm_set_hints(MPIR_Comm * comm_ptr, MPIR_Info * info)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_comm_commit_pre_hook(MPIR_Comm * comm)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_comm_commit_post_hook(MPIR_Comm * comm)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_comm_free_hook(MPIR_Comm * comm)
+{
+    return MPI_SUCCESS;
+}
+
+/* A rank's upid is its listening address. */
+int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int n = comm->local_size;
+    int *sizes = MPL_malloc(n * sizeof(int), MPL_MEM_ADDRESS);
+    char *upids = MPL_malloc(n * sizeof(MPIDI_TCP_bc_t), MPL_MEM_ADDRESS);
+
+    MPIR_ERR_CHKANDJUMP(!sizes || !upids, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int i = 0; i < n; i++) {
+        int avtid = 0, lpid = 0;
+        MPIDIU_comm_rank_to_pid_local(comm, i, &lpid, &avtid);
+        MPIR_ERR_CHKANDJUMP(avtid != 0, mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
+        sizes[i] = sizeof(MPIDI_TCP_bc_t);
+        memcpy(upids + i * sizeof(MPIDI_TCP_bc_t), &MPIDI_TCP_global.addrs[lpid],
+               sizeof(MPIDI_TCP_bc_t));
+    }
+    *local_upid_size = sizes;
+    *local_upids = upids;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPL_free(sizes);
+    MPL_free(upids);
+    goto fn_exit;
+}
+
+int MPIDI_TCP_upids_to_gpids(int size, int *remote_upid_size, char *remote_upids,
+                             uint64_t * remote_gpids)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const char *u = remote_upids;
+
+    for (int i = 0; i < size; u += remote_upid_size[i], i++) {
+        int found = -1;
+        for (int r = 0; r < MPIDI_TCP_global.size && found < 0; r++)
+            if (remote_upid_size[i] == sizeof(MPIDI_TCP_bc_t) &&
+                memcmp(u, &MPIDI_TCP_global.addrs[r], sizeof(MPIDI_TCP_bc_t)) == 0)
+                found = r;
+        MPIR_ERR_CHKANDJUMP(found < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
+        remote_gpids[i] = MPIDIU_GPID_CREATE(0, found);
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_TCP_dynamic_send(uint64_t remote_gpid, int tag, const void *buf, int size, int timeout)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
+    return mpi_errno;
+}
+
+int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
+    return mpi_errno;
+}
+
+int MPIDI_TCP_mpi_win_create_hook(MPIR_Win * win)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_win_allocate_hook(MPIR_Win * win)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_win_allocate_shared_hook(MPIR_Win * win)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_win_create_dynamic_hook(MPIR_Win * win)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_win_attach_hook(MPIR_Win * win, void *base, MPI_Aint size)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_win_detach_hook(MPIR_Win * win, const void *base)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_win_free_hook(MPIR_Win * win)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_psend_init(const void *buf, int partitions, MPI_Aint count,
+                             MPI_Datatype datatype, int rank, int tag, MPIR_Comm * comm,
+                             MPIR_Info * info, MPIDI_av_entry_t * av, MPIR_Request ** req_p)
+{
+    return MPIDIG_mpi_psend_init(buf, partitions, count, datatype, rank, tag, comm, info, req_p);
+}
+
+int MPIDI_TCP_mpi_precv_init(void *buf, int partitions, MPI_Aint count, MPI_Datatype datatype,
+                             int rank, int tag, MPIR_Comm * comm, MPIR_Info * info,
+                             MPIDI_av_entry_t * av, MPIR_Request ** req_p)
+{
+    return MPIDIG_mpi_precv_init(buf, partitions, count, datatype, rank, tag, comm, info, req_p);
+}
+
+void *MPIDI_TCP_mpi_alloc_mem(MPI_Aint size, MPIR_Info * info)
+{
+    return MPIDIG_mpi_alloc_mem(size, info);
+}
+
+int MPIDI_TCP_mpi_free_mem(void *ptr)
+{
+    return MPIDIG_mpi_free_mem(ptr);
+}
+
+int MPIDI_TCP_mpi_win_set_info(MPIR_Win * win, MPIR_Info * info)
+{
+    return MPIDIG_mpi_win_set_info(win, info);
+}
+
+int MPIDI_TCP_mpi_win_get_info(MPIR_Win * win, MPIR_Info ** info_p)
+{
+    return MPIDIG_mpi_win_get_info(win, info_p);
+}
+
+int MPIDI_TCP_mpi_win_free(MPIR_Win ** win_p)
+{
+    return MPIDIG_mpi_win_free(win_p);
+}
+
+int MPIDI_TCP_mpi_win_create(void *base, MPI_Aint length, int disp_unit, MPIR_Info * info,
+                             MPIR_Comm * comm_ptr, MPIR_Win ** win_p)
+{
+    return MPIDIG_mpi_win_create(base, length, disp_unit, info, comm_ptr, win_p);
+}
+
+int MPIDI_TCP_mpi_win_attach(MPIR_Win * win, void *base, MPI_Aint size)
+{
+    return MPIDIG_mpi_win_attach(win, base, size);
+}
+
+int MPIDI_TCP_mpi_win_allocate_shared(MPI_Aint size, int disp_unit, MPIR_Info * info,
+                                      MPIR_Comm * comm_ptr, void **baseptr_p, MPIR_Win ** win_p)
+{
+    return MPIDIG_mpi_win_allocate_shared(size, disp_unit, info, comm_ptr, baseptr_p, win_p);
+}
+
+int MPIDI_TCP_mpi_win_detach(MPIR_Win * win, const void *base)
+{
+    return MPIDIG_mpi_win_detach(win, base);
+}
+
+int MPIDI_TCP_mpi_win_allocate(MPI_Aint size, int disp_unit, MPIR_Info * info, MPIR_Comm * comm,
+                               void *baseptr, MPIR_Win ** win_p)
+{
+    return MPIDIG_mpi_win_allocate(size, disp_unit, info, comm, baseptr, win_p);
+}
+
+int MPIDI_TCP_mpi_win_create_dynamic(MPIR_Info * info, MPIR_Comm * comm, MPIR_Win ** win_p)
+{
+    return MPIDIG_mpi_win_create_dynamic(info, comm, win_p);
+}
+
+int MPIDI_TCP_mpi_type_commit_hook(MPIR_Datatype * datatype_p)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_type_free_hook(MPIR_Datatype * datatype_p)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_op_commit_hook(MPIR_Op * op_p)
+{
+    return MPI_SUCCESS;
+}
+
+int MPIDI_TCP_mpi_op_free_hook(MPIR_Op * op_p)
+{
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,22 @@
+/*
+ * mpich-multichannel: what the rest of MPICH sees of ch4:tcp (included by
+ * the inline API headers and the generated tcp_noinline.h, so by every MPICH
+ * source file): keep it small, the internals are in tcp_types.h.
+ */
+#ifndef TCP_IMPL_H_INCLUDED
+#define TCP_IMPL_H_INCLUDED
+
+#include <mpidimpl.h>
+#include "mpidch4r.h"
+
+extern MPI_Aint MPIDI_TCP_eager_max;    /* MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE, resolved */
+extern const MPI_Aint MPIDI_TCP_am_hdr_max;
+
+/* Sends an active message to a world rank; sreq, when given, completes
+ * through MPIDIG's origin callback once the last byte is in the socket. */
+int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+                      const void *data, MPI_Aint count, MPI_Datatype datatype,
+                      int src_vci, int dst_vci, MPIR_Request * sreq);
+int MPIDI_TCP_progress(int *made_progress);
+
+#endif /* TCP_IMPL_H_INCLUDED */

@@ -1,0 +1,336 @@
+/*
+ * mpich-multichannel: ch4:tcp progress and receiving.
+ *
+ * One epoll_wait per call (no timeout) and, for each ready connection, a
+ * bounded amount of reading (MPIDI_TCP_READ_BUDGET) and writing (what the
+ * socket takes).  A connection's receive state survives between calls: a
+ * header, an MPIDIG header or a payload may arrive in any number of pieces.
+ *
+ * Headers and small messages are assembled in the read-ahead buffer and
+ * handed to MPIDIG with a pointer.  For a larger payload MPIDIG's handler is
+ * called with MPIDIG_AM_ATTR__IS_ASYNC and returns the request; the payload
+ * is then read straight into it: a contiguous buffer (or an iovec MPIDIG
+ * prepared) with readv, clipped to the message; a noncontiguous datatype
+ * through the datatype engine, one read-ahead buffer at a time.
+ *
+ * Every header is validated (tcp_proto.h) and its opcode checked against the
+ * connection's state before the handler table is indexed.  The number of
+ * messages dispatched is reported to the polling arbiter.
+ */
+#include "mpidimpl.h"
+#include "tcp_types.h"
+#include "ch4_poll.h"
+
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+
+typedef int (*rx_handler_t) (MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
+                             const uint8_t * body, size_t buffered, MPIDI_TCP_rx_mode_t mode);
+
+/* the state a connection must be in to receive each opcode */
+static const MPIDI_TCP_conn_state_t op_state[MPIDI_TCP_OP_MAX] = {
+    [MPIDI_TCP_OP_HELLO] = MPIDI_TCP_CONN_ACCEPTED,
+    [MPIDI_TCP_OP_HELLO_ACK] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_HELLO_NAK] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_AM] = MPIDI_TCP_CONN_ESTABLISHED,
+    [MPIDI_TCP_OP_CLOSE] = MPIDI_TCP_CONN_ESTABLISHED,
+};
+
+static int n_arrived;
+
+/* A stream that breaks the protocol: a stranger is refused quietly, a rank
+ * of this job fails its connection with an error naming it. */
+static int protocol_error(MPIDI_TCP_conn_t * c, const char *why)
+{
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &c->remote.sin_addr, ip, sizeof(ip));
+    if (c->peer < 0) {
+        fprintf(stderr, "ch4:tcp warning: rank %d refused a connection from %s:%d: %s\n",
+                MPIDI_TCP_global.rank, ip, ntohs(c->remote.sin_port), why);
+        MPIDI_TCP_conn_free(c);
+        return MPI_SUCCESS;
+    }
+    char addr[64];
+    int peer = c->peer;
+    int err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                   MPI_ERR_OTHER, "**tcp_badhdr", "**tcp_badhdr %d %s %s",
+                                   peer, MPIDI_TCP_addr_str(&MPIDI_TCP_global.addrs[peer], addr,
+                                                            sizeof(addr)), why);
+    MPIDI_TCP_conn_fail(c, err);
+    return err;
+}
+
+static void consume_payload(MPIDI_TCP_conn_t * c, void *data, size_t n)
+{
+    MPIR_Request *rreq = c->rx_req;
+    if (rreq && n)
+        MPIDIG_recv_copy_seg(data, n, rreq);
+    c->rx_left -= n;
+}
+
+static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
+                 size_t buffered, MPIDI_TCP_rx_mode_t mode)
+{
+    int mpi_errno = MPI_SUCCESS;
+    /* MPIDIG headers hold pointers: hand them over aligned */
+    uint64_t am_hdr[MPIDI_TCP_AM_HDR_MAX / sizeof(uint64_t)];
+    size_t hdr_total = MPIDI_TCP_HDR_SIZE + h->am_hdr_sz;
+    uint8_t *payload = (uint8_t *) body + h->am_hdr_sz;
+    uint32_t attr = 0;
+
+    if (MPIDIG_global.target_msg_cbs[h->handler_id] == NULL)
+        return protocol_error(c, "unregistered handler id");
+    memcpy(am_hdr, body, h->am_hdr_sz);
+    MPIDIG_AM_ATTR_SET_VCIS(attr, h->src_vci, h->dst_vci);
+    MPIDI_TCP_conn_t *vc = MPIDI_TCP_global.vc[c->peer];
+    if (vc)
+        MPIDI_TCP_await_done(vc, h->handler_id, am_hdr);
+    n_arrived++;
+
+    if (mode == MPIDI_TCP_RX_SYNC) {
+        c->r_head += hdr_total + h->payload_sz;
+        mpi_errno = MPIDIG_global.target_msg_cbs[h->handler_id] (am_hdr, payload, h->payload_sz,
+                                                                 attr, NULL);
+        return mpi_errno;
+    }
+
+    MPIR_Request *rreq = NULL;
+    mpi_errno = MPIDIG_global.target_msg_cbs[h->handler_id] (am_hdr, NULL, h->payload_sz,
+                                                             attr | MPIDIG_AM_ATTR__IS_ASYNC,
+                                                             &rreq);
+    if (rreq)
+        MPIDIG_recv_setup(rreq);
+    c->rx_req = rreq;
+    c->rx_left = h->payload_sz;
+    c->rx_active = 1;
+    /* everything buffered after the headers belongs to this payload */
+    consume_payload(c, payload, buffered);
+    c->r_head = c->r_tail = 0;
+    return mpi_errno;
+}
+
+static int rx_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
+                    size_t buffered, MPIDI_TCP_rx_mode_t mode)
+{
+    c->r_head += MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE;
+    MPIDI_TCP_conn_hello(c, body);
+    return MPI_SUCCESS;
+}
+
+static int rx_hello_reply(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
+                          size_t buffered, MPIDI_TCP_rx_mode_t mode)
+{
+    c->r_head += MPIDI_TCP_HDR_SIZE;
+    MPIDI_TCP_conn_hello_reply(c, h->opcode == MPIDI_TCP_OP_HELLO_ACK);
+    return MPI_SUCCESS;
+}
+
+static int rx_close(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
+                    size_t buffered, MPIDI_TCP_rx_mode_t mode)
+{
+    c->r_head += MPIDI_TCP_HDR_SIZE;
+    c->got_close = 1;
+    if (!MPIDI_TCP_global.finalizing && !c->self_rx && !MPIDI_TCP_global.dead_err[c->peer]) {
+        /* it will never send again: receives still posted for it can never match */
+        MPIDI_TCP_global.dead_err[c->peer] =
+            MPIDI_TCP_peer_error(c->peer, "the peer has called MPI_Finalize", 0);
+        MPIDI_TCP_global.n_dead++;
+        MPIDI_TCP_sweep_posted(0);
+    }
+    return MPI_SUCCESS;
+}
+
+static const rx_handler_t rx_handlers[MPIDI_TCP_OP_MAX] = {
+    [MPIDI_TCP_OP_HELLO] = rx_hello,
+    [MPIDI_TCP_OP_HELLO_ACK] = rx_hello_reply,
+    [MPIDI_TCP_OP_HELLO_NAK] = rx_hello_reply,
+    [MPIDI_TCP_OP_AM] = rx_am,
+    [MPIDI_TCP_OP_CLOSE] = rx_close,
+};
+
+static void on_eof(MPIDI_TCP_conn_t * c, int sys_errno)
+{
+    if (c->got_close || c->peer < 0) {
+        MPIDI_TCP_conn_free(c);
+        return;
+    }
+    MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, sys_errno ? "receive" :
+                                                "connection closed before MPI_Finalize",
+                                                sys_errno));
+}
+
+/* Reads the payload of an async message.  Returns 1 when it is complete, 0
+ * when the socket has no more for now or the budget is spent, -1 when the
+ * connection failed. */
+static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
+{
+    while (c->rx_left > 0) {
+        MPIR_Request *rreq = c->rx_req;
+        MPIDIG_rreq_async_t *p = rreq ? &MPIDIG_REQUEST(rreq, req->recv_async) : NULL;
+        int ok = rreq && rreq->status.MPI_ERROR == MPI_SUCCESS;
+        size_t want = (size_t) MPL_MIN(c->rx_left, (uint64_t) MPIDI_TCP_RBUF_SIZE);
+        ssize_t n;
+
+        if (*budget == 0)
+            return 0;
+        if (ok && p->recv_type != MPIDIG_RECV_DATATYPE && p->iov_num > 0) {
+            /* straight into the receive buffer, never past this message */
+            struct iovec v[64];
+            int k = 0;
+            uint64_t room = c->rx_left;
+            for (int i = 0; i < p->iov_num && k < 64 && room > 0; i++, k++) {
+                v[k] = p->iov_ptr[i];
+                if (v[k].iov_len > room)
+                    v[k].iov_len = room;
+                room -= v[k].iov_len;
+            }
+            n = readv(c->fd, v, k);
+            if (n > 0) {
+                p->iov_num = MPIDI_TCP_iov_advance(&p->iov_ptr, p->iov_num, (size_t) n);
+                p->in_data_sz -= n;
+                p->offset += n;
+                c->rx_left -= n;
+            }
+        } else {
+            /* through the datatype engine, or discarded (truncation, no request) */
+            n = read(c->fd, c->rbuf, want);
+            if (n > 0) {
+                if (ok && p->recv_type == MPIDIG_RECV_DATATYPE)
+                    consume_payload(c, c->rbuf, (size_t) n);
+                else
+                    c->rx_left -= n;
+            }
+        }
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
+            on_eof(c, n == 0 ? 0 : errno);
+            return -1;
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return 0;
+        }
+        *budget -= MPL_MIN((size_t) n, *budget);
+    }
+    return 1;
+}
+
+static int finish_payload(MPIDI_TCP_conn_t * c)
+{
+    MPIR_Request *rreq = c->rx_req;
+    c->rx_active = 0;
+    c->rx_req = NULL;
+    return rreq ? MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq) : MPI_SUCCESS;
+}
+
+/* Parses and dispatches the next message in the read-ahead buffer.
+ * Returns 1 when one was dispatched, 0 when more bytes are needed. */
+static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
+{
+    size_t avail = c->r_tail - c->r_head;
+    MPIDI_TCP_hdr_t h;
+
+    if (avail < MPIDI_TCP_HDR_SIZE)
+        return 0;
+    MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hdr_decode(c->rbuf + c->r_head, MPIDI_AM_HANDLERS_MAX,
+                                                    &h);
+    if (herr != MPIDI_TCP_HDR_OK) {
+        *mpi_errno = protocol_error(c, MPIDI_TCP_hdr_strerror(herr));
+        return 1;
+    }
+    if (op_state[h.opcode] != c->state) {
+        *mpi_errno = protocol_error(c, "message not valid in this connection state");
+        return 1;
+    }
+    size_t hdr_total = MPIDI_TCP_HDR_SIZE + h.am_hdr_sz;
+    if (avail < hdr_total)
+        return 0;
+    size_t buffered = avail - hdr_total;
+    MPIDI_TCP_rx_mode_t mode = MPIDI_TCP_rx_mode(hdr_total, h.payload_sz, buffered);
+    if (mode == MPIDI_TCP_RX_MORE)
+        return 0;
+    *mpi_errno = rx_handlers[h.opcode] (c, &h, c->rbuf + c->r_head + MPIDI_TCP_HDR_SIZE,
+                                        buffered, mode);
+    return 1;
+}
+
+static int conn_read(MPIDI_TCP_conn_t * c)
+{
+    int mpi_errno = MPI_SUCCESS;
+    size_t budget = MPIDI_TCP_READ_BUDGET;
+
+    while (!c->zombie && c->fd >= 0 && mpi_errno == MPI_SUCCESS) {
+        if (c->rx_active) {
+            int rc = read_payload(c, &budget);
+            if (rc <= 0)
+                break;
+            mpi_errno = finish_payload(c);
+            continue;
+        }
+        if (parse_one(c, &mpi_errno))
+            continue;
+        if (budget == 0)
+            break;
+        if (c->r_head == c->r_tail) {
+            c->r_head = c->r_tail = 0;
+        } else if (MPIDI_TCP_RBUF_SIZE - c->r_tail < MPIDI_TCP_READAHEAD) {
+            memmove(c->rbuf, c->rbuf + c->r_head, c->r_tail - c->r_head);
+            c->r_tail -= c->r_head;
+            c->r_head = 0;
+        }
+        ssize_t n = read(c->fd, c->rbuf + c->r_tail,
+                         MPL_MIN(MPIDI_TCP_READAHEAD, MPIDI_TCP_RBUF_SIZE - c->r_tail));
+        if (n > 0) {
+            c->r_tail += n;
+            budget -= MPL_MIN((size_t) n, budget);
+        } else if (n == 0) {
+            on_eof(c, 0);
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            break;
+        } else if (errno != EINTR) {
+            on_eof(c, errno);
+        }
+    }
+    return mpi_errno;
+}
+
+int MPIDI_TCP_progress(int *made_progress)
+{
+    int mpi_errno = MPI_SUCCESS;
+    struct epoll_event ev[MPIDI_TCP_MAX_EVENTS];
+
+    n_arrived = 0;
+    int n = epoll_wait(MPIDI_TCP_global.epfd, ev, MPIDI_TCP_MAX_EVENTS, 0);
+    for (int i = 0; i < n && mpi_errno == MPI_SUCCESS; i++) {
+        MPIDI_TCP_conn_t *c = ev[i].data.ptr;
+        if (c == NULL) {
+            mpi_errno = MPIDI_TCP_conn_accept();
+            continue;
+        }
+        if (c->zombie)
+            continue;
+        if (c->state == MPIDI_TCP_CONN_CONNECTING) {
+            mpi_errno = MPIDI_TCP_conn_connected(c);
+            continue;
+        }
+        if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            mpi_errno = conn_read(c);
+        if (!c->zombie && (ev[i].events & EPOLLOUT))
+            MPIDI_TCP_flush(c);
+        if (!c->zombie && c->close_after_ctl && c->ctl_off == c->ctl_len)
+            MPIDI_TCP_conn_free(c);
+    }
+    double now = MPIDI_TCP_now();
+    if (now >= MPIDI_TCP_global.next_timer) {
+        /* connect deadlines, and receives waiting on peers that may be gone */
+        MPIDI_TCP_global.next_timer = now + MPIDI_TCP_TIMER_PERIOD;
+        if (MPIDI_TCP_global.n_pending)
+            MPIDI_TCP_check_timers();
+        MPIDI_TCP_sweep_posted(1);
+    }
+    MPIDI_TCP_reap();
+    if (n_arrived)
+        MPIDI_POLL_ARRIVED(MPIDI_POLL_NM, n_arrived);
+    *made_progress = n_arrived > 0;
+    return mpi_errno;
+}

@@ -1,0 +1,274 @@
+/*
+ * ch4:tcp under faults; the scenario is argv[1].  Every MPI call that can
+ * fail runs under MPI_ERRORS_RETURN and is timed: the test passes when the
+ * error comes within MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT (plus slack), names
+ * the peer, and the ranks that are still alive keep communicating.
+ *
+ *   kill        rank 0 sends 1 GiB to a rank on another node, which kills
+ *               itself (SIGKILL) in the middle of the transfer; rank 0's send
+ *               and a third rank's receive from it fail; rank 0 and the third
+ *               rank then still exchange a message.  (mpiexec -disable-auto-cleanup)
+ *   refused     a rank finalizes and exits without ever talking to rank 0;
+ *               rank 0's first send to it fails fast (connection refused)
+ *   unreachable rank 0 sends to a rank whose host drops its packets (set up by
+ *               the test list): the send fails after the connect timeout
+ *   garbage     a rank opens raw sockets to rank 0's listening port and writes
+ *               an HTTP request, a header with an unknown opcode, a HELLO with
+ *               a wrong magic and one from a rank outside the job: rank 0
+ *               closes each, survives, and both still exchange messages
+ *               (MPIR_CVAR_CH4_TCP_PORT_RANGE fixes rank 0's port)
+ */
+#include "mmc_test.h"
+#include "tcp_proto.h"
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int rank, nprocs, peer, timeout_s;
+
+static int cvar_int(const char *name, int dflt)
+{
+    int idx, n, v = dflt;
+    MPI_T_cvar_handle h;
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS)
+        return dflt;
+    MPI_T_cvar_handle_alloc(idx, NULL, &h, &n);
+    MPI_T_cvar_read(h, &v);
+    MPI_T_cvar_handle_free(&h);
+    return v;
+}
+
+/* Checks that err is an error that came in time, and prints it. */
+static void expect_error(int err, double t0, double limit, const char *what)
+{
+    double dt = (mmc_now_us() - t0) / 1e6;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
+    if (err == MPI_SUCCESS) {
+        MMC_ERR("rank %d: %s succeeded, expected an error\n", rank, what);
+        return;
+    }
+    MPI_Error_string(err, msg, &len);
+    printf("rank %d: %s failed after %.1f s: %s\n", rank, what, dt, msg);
+    fflush(stdout);
+    if (dt > limit)
+        MMC_ERR("rank %d: %s took %.1f s to fail (limit %.1f s)\n", rank, what, dt, limit);
+}
+
+static void ping(int a, int b, int tag)
+{
+    unsigned char buf[4096];
+    if (rank == a) {
+        mmc_fill(buf, sizeof(buf), tag, a);
+        if (MPI_Send(buf, sizeof(buf), MPI_BYTE, b, tag, MPI_COMM_WORLD) != MPI_SUCCESS)
+            MMC_ERR("rank %d: send to %d failed\n", a, b);
+    } else if (rank == b) {
+        memset(buf, 0, sizeof(buf));
+        if (MPI_Recv(buf, sizeof(buf), MPI_BYTE, a, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE))
+            MMC_ERR("rank %d: receive from %d failed\n", b, a);
+        mmc_check(buf, sizeof(buf), tag, a, "after the fault");
+    }
+}
+
+/* The survivors cannot use collectives: report to rank 0 point to point. */
+static int survivors_finish(int dead)
+{
+    int errs = mmc_errs;
+    if (rank == 0) {
+        for (int r = 1; r < nprocs; r++) {
+            int e = 0;
+            if (r == dead)
+                continue;
+            MPI_Recv(&e, 1, MPI_INT, r, 9999, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            errs += e;
+        }
+        printf(errs ? " Found %d errors\n" : " No Errors\n", errs);
+    } else if (rank != dead) {
+        MPI_Send(&errs, 1, MPI_INT, 0, 9999, MPI_COMM_WORLD);
+    }
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
+
+static int scenario_kill(void)
+{
+    size_t n = (size_t) 1 << 30;
+    int third = -1;
+    for (int r = 1; r < nprocs; r++)
+        if (r != peer) {
+            third = r;
+            break;
+        }
+    mmc_barrier(MPI_COMM_WORLD, 0);
+    if (rank == peer) {
+        unsigned char *buf = malloc(n);
+        MPI_Request rq;
+        int flag;
+        MPI_Irecv(buf, (int) n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq);
+        /* let part of the transfer happen, then die */
+        double t0 = mmc_now_us();
+        while (mmc_now_us() - t0 < 300000)
+            MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+        raise(SIGKILL);
+    } else if (rank == 0) {
+        unsigned char *buf = malloc(n);
+        memset(buf, 1, n);
+        double t0 = mmc_now_us();
+        int err = MPI_Send(buf, (int) n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        expect_error(err, t0, timeout_s + 5, "send of 1 GiB to the killed rank");
+        free(buf);
+    } else if (rank == third) {
+        char c;
+        double t0 = mmc_now_us();
+        int err = MPI_Recv(&c, 1, MPI_CHAR, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        expect_error(err, t0, timeout_s + 5, "receive from the killed rank");
+    }
+    if (third >= 0)
+        ping(0, third, 3);
+    return survivors_finish(peer);
+}
+
+static int scenario_refused(void)
+{
+    if (rank == peer) {
+        MPI_Finalize();
+        return 0;
+    }
+    if (rank == 0) {
+        int x = 42;
+        sleep(2);       /* the peer has exited: its port is closed */
+        double t0 = mmc_now_us();
+        int err = MPI_Send(&x, 1, MPI_INT, peer, 1, MPI_COMM_WORLD);
+        expect_error(err, t0, 2.0, "send to a rank whose port is closed");
+    }
+    return survivors_finish(peer);
+}
+
+static int scenario_unreachable(void)
+{
+    if (rank == 0) {
+        int x = 42;
+        double t0 = mmc_now_us();
+        MPI_Request rq;
+        int err = MPI_Isend(&x, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &rq);
+        if (err == MPI_SUCCESS)
+            err = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        expect_error(err, t0, timeout_s + 3, "send to an unreachable rank");
+        if ((mmc_now_us() - t0) / 1e6 < timeout_s - 1)
+            MMC_ERR("the send failed before the connect timeout (%d s)\n", timeout_s);
+    }
+    /* the unreachable rank never hears from rank 0: it just finishes */
+    if (rank == peer) {
+        MPI_Finalize();
+        return 0;
+    }
+    return survivors_finish(peer);
+}
+
+/* rank 0's address on the network the other hosts reach */
+static void my_ip(char *ip)
+{
+    struct ifaddrs *ifa, *i;
+    strcpy(ip, "127.0.0.1");
+    getifaddrs(&ifa);
+    for (i = ifa; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, "lo")) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, ip, 64);
+            break;
+        }
+    freeifaddrs(ifa);
+}
+
+/* Writes one blob to rank 0's port and expects rank 0 to close the socket. */
+static void send_garbage(const char *ip, int port, const void *data, size_t len, const char *what)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port) };
+    inet_pton(AF_INET, ip, &sa.sin_addr);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct timeval tv = { timeout_s + 5, 0 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+        MMC_ERR("garbage (%s): cannot connect to %s:%d\n", what, ip, port);
+        close(fd);
+        return;
+    }
+    if (write(fd, data, len) != (ssize_t) len)
+        MMC_ERR("garbage (%s): write failed\n", what);
+    char c;
+    double t0 = mmc_now_us();
+    /* rank 0 must drop the connection: EOF or reset, while it keeps polling */
+    ssize_t r = read(fd, &c, 1);
+    if (r > 0 || (r < 0 && errno == EAGAIN))
+        MMC_ERR("garbage (%s): rank 0 kept the connection (%.1f s)\n", what,
+                (mmc_now_us() - t0) / 1e6);
+    else
+        printf("garbage (%s): connection closed by rank 0\n", what);
+    close(fd);
+}
+
+static int scenario_garbage(void)
+{
+    char ip[64];
+    int port = 0;
+    my_ip(ip);
+    MPI_Bcast(ip, sizeof(ip), MPI_CHAR, 0, MPI_COMM_WORLD);
+    const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
+    if (range)
+        port = atoi(range);     /* rank 0 is the first rank of its host: it has the first port */
+    if (rank == peer) {
+        uint8_t b[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE];
+        MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = 77 };
+        MPIDI_TCP_hello_t hello = {.magic = 0xdeadbeef, .rank = 0, .size = (uint32_t) nprocs };
+        const char *http = "GET / HTTP/1.0\r\n\r\n";
+        send_garbage(ip, port, http, strlen(http), "an HTTP request");
+        MPIDI_TCP_hdr_encode(b, &h);
+        send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "unknown opcode");
+        h.opcode = MPIDI_TCP_OP_HELLO;
+        h.payload_sz = MPIDI_TCP_HELLO_SIZE;
+        MPIDI_TCP_hdr_encode(b, &h);
+        MPIDI_TCP_hello_encode(b + MPIDI_TCP_HDR_SIZE, &hello);
+        send_garbage(ip, port, b, sizeof(b), "a hello with a wrong magic");
+        hello.magic = MPIDI_TCP_HELLO_MAGIC;
+        hello.rank = (uint32_t) nprocs + 3;
+        MPIDI_TCP_hello_encode(b + MPIDI_TCP_HDR_SIZE, &hello);
+        send_garbage(ip, port, b, sizeof(b), "a hello from outside the job");
+        h.payload_sz = UINT64_C(1) << 40;
+        MPIDI_TCP_hdr_encode(b, &h);
+        send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "a hello with a 1 TiB body");
+    }
+    /* rank 0 polls meanwhile */
+    mmc_barrier(MPI_COMM_WORLD, rank != 0 && rank != peer);
+    ping(peer, 0, 5);
+    ping(0, peer, 6);
+    return mmc_finish();
+}
+
+int main(int argc, char **argv)
+{
+    int intra;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    mmc_partners(&intra, &peer);
+    timeout_s = cvar_int("MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT", 30);
+    if (peer < 0 || argc < 2) {
+        if (rank == 0)
+            MMC_ERR("usage: tcp_faults kill|refused|unreachable|garbage, on two nodes\n");
+        return mmc_finish();
+    }
+    if (!strcmp(argv[1], "kill"))
+        return scenario_kill();
+    if (!strcmp(argv[1], "refused"))
+        return scenario_refused();
+    if (!strcmp(argv[1], "unreachable"))
+        return scenario_unreachable();
+    if (!strcmp(argv[1], "garbage"))
+        return scenario_garbage();
+    if (rank == 0)
+        MMC_ERR("unknown scenario %s\n", argv[1]);
+    return mmc_finish();
+}

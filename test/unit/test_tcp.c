@@ -1,0 +1,241 @@
+/*
+ * Unit tests of ch4:tcp's wire format and decisions (src/netmod/tcp/tcp_proto.h,
+ * tcp_policy.[ch]).  No MPICH needed.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include "tcp_proto.h"
+#include "tcp_policy.h"
+#include "unit.h"
+
+static MPIDI_TCP_hdr_t am_hdr(uint8_t handler, uint16_t am_sz, uint64_t payload)
+{
+    MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = MPIDI_TCP_OP_AM,
+        .handler_id = handler, .src_vci = 3, .dst_vci = 4, .am_hdr_sz = am_sz,
+        .payload_sz = payload
+    };
+    return h;
+}
+
+static void test_hdr_roundtrip(void)
+{
+    uint8_t buf[MPIDI_TCP_HDR_SIZE];
+    MPIDI_TCP_hdr_t h = am_hdr(7, 200, (UINT64_C(5) << 31) + 17), d;   /* > 2 GiB */
+    MPIDI_TCP_hdr_encode(buf, &h);
+    CHECK(buf[0] == MPIDI_TCP_PROTO_VERSION && buf[1] == MPIDI_TCP_OP_AM);
+    CHECK(buf[8] == 17 && buf[11] == 0x80 && buf[12] == 0x2);     /* little-endian */
+    CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_OK);
+    CHECK(d.handler_id == 7 && d.src_vci == 3 && d.dst_vci == 4 && d.am_hdr_sz == 200);
+    CHECK(d.payload_sz == (UINT64_C(5) << 31) + 17);
+}
+
+static MPIDI_TCP_hdr_err_t decode_modified(int byte, uint8_t value)
+{
+    uint8_t buf[MPIDI_TCP_HDR_SIZE];
+    MPIDI_TCP_hdr_t h = am_hdr(1, 40, 100), d;
+    MPIDI_TCP_hdr_encode(buf, &h);
+    buf[byte] = value;
+    return MPIDI_TCP_hdr_decode(buf, 64, &d);
+}
+
+static void test_hdr_rejects(void)
+{
+    CHECK(decode_modified(0, 0) == MPIDI_TCP_HDR_EVERSION);
+    CHECK(decode_modified(0, 'G') == MPIDI_TCP_HDR_EVERSION);   /* "GET / HTTP" */
+    CHECK(decode_modified(1, 0) == MPIDI_TCP_HDR_EOPCODE);
+    CHECK(decode_modified(1, MPIDI_TCP_OP_MAX) == MPIDI_TCP_HDR_EOPCODE);
+    CHECK(decode_modified(1, 255) == MPIDI_TCP_HDR_EOPCODE);
+    CHECK(decode_modified(2, 64) == MPIDI_TCP_HDR_EHANDLER);
+    CHECK(decode_modified(3, 1) == MPIDI_TCP_HDR_EFLAGS);
+    CHECK(decode_modified(7, 0xff) == MPIDI_TCP_HDR_EAMHDR);    /* am_hdr_sz 65320 */
+    CHECK(decode_modified(15, 0x80) == MPIDI_TCP_HDR_EPAYLOAD); /* payload >= 2^63 */
+    CHECK(decode_modified(2, 63) == MPIDI_TCP_HDR_OK);
+}
+
+static void test_control_opcodes(void)
+{
+    uint8_t buf[MPIDI_TCP_HDR_SIZE];
+    MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = MPIDI_TCP_OP_HELLO,
+        .payload_sz = MPIDI_TCP_HELLO_SIZE
+    }, d;
+    MPIDI_TCP_hdr_encode(buf, &h);
+    CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_OK);
+    h.payload_sz = 4096;        /* a hello never carries more than its body */
+    MPIDI_TCP_hdr_encode(buf, &h);
+    CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_EPAYLOAD);
+    h.opcode = MPIDI_TCP_OP_CLOSE;
+    h.payload_sz = 0;
+    h.am_hdr_sz = 8;
+    MPIDI_TCP_hdr_encode(buf, &h);
+    CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_EAMHDR);
+    h.am_hdr_sz = 0;
+    h.handler_id = 2;
+    MPIDI_TCP_hdr_encode(buf, &h);
+    CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_EHANDLER);
+}
+
+static void test_hello(void)
+{
+    uint8_t buf[MPIDI_TCP_HELLO_SIZE];
+    MPIDI_TCP_hello_t m = {.magic = MPIDI_TCP_HELLO_MAGIC, .rank = 3, .size = 4 }, d;
+    MPIDI_TCP_hello_encode(buf, &m);
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, &d) == MPIDI_TCP_HDR_OK && d.rank == 3);
+    CHECK(MPIDI_TCP_hello_decode(buf, 8, &d) == MPIDI_TCP_HELLO_ERANK); /* another job */
+    m.rank = 4;
+    MPIDI_TCP_hello_encode(buf, &m);
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, &d) == MPIDI_TCP_HELLO_ERANK);
+    buf[0] ^= 1;
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, &d) == MPIDI_TCP_HELLO_EMAGIC);
+    CHECK(strcmp(MPIDI_TCP_hdr_strerror(MPIDI_TCP_HELLO_EMAGIC), "unknown error") != 0);
+}
+
+static void test_port_range(void)
+{
+    int lo, hi;
+    CHECK(MPIDI_TCP_parse_port_range("", &lo, &hi) == 0 && lo == 0 && hi == 0);
+    CHECK(MPIDI_TCP_parse_port_range(NULL, &lo, &hi) == 0 && lo == 0);
+    CHECK(MPIDI_TCP_parse_port_range("5000:5100", &lo, &hi) == 0 && lo == 5000 && hi == 5100);
+    CHECK(MPIDI_TCP_parse_port_range("7:7", &lo, &hi) == 0 && lo == 7 && hi == 7);
+    const char *bad[] = { "5000", "5000-5100", "5100:5000", "0:10", "1:65536", ":10", "10:",
+        "a:b", "10:20:30", " 10:20", "10:20 ", "-1:5", "123456:123457", NULL
+    };
+    for (int i = 0; bad[i]; i++) {
+        int rc = MPIDI_TCP_parse_port_range(bad[i], &lo, &hi);
+        if (rc != -1)
+            printf("    accepted bad port range '%s'\n", bad[i]);
+        CHECK(rc == -1);
+    }
+}
+
+static void test_eager_and_buffers(void)
+{
+    CHECK(MPIDI_TCP_eager_limit(-1) == MPIDI_TCP_EAGER_DEFAULT);
+    CHECK(MPIDI_TCP_eager_limit(0) == 0);
+    CHECK(MPIDI_TCP_eager_limit(1048576) == 1048576);
+    CHECK(MPIDI_TCP_eager_limit(-2) == -1);
+    CHECK(MPIDI_TCP_eager_limit(MPIDI_TCP_EAGER_MAX + 1L) == -1);
+    CHECK(MPIDI_TCP_check_bufsize(0) == 0 && MPIDI_TCP_check_bufsize(4096) == 0);
+    CHECK(MPIDI_TCP_check_bufsize(-1) == -1 && MPIDI_TCP_check_bufsize(-4096) == -1);
+    /* Linux doubles what it grants: asking 4 MiB under a 4 MiB cap reports 8 MiB */
+    CHECK(!MPIDI_TCP_bufsize_short(4 << 20, 8 << 20));
+    CHECK(MPIDI_TCP_bufsize_short(16 << 20, 8 << 20));          /* capped at wmem_max */
+    CHECK(!MPIDI_TCP_bufsize_short(0, 0));
+    CHECK(MPIDI_TCP_bufsize_short(4096, 4608));                 /* minimum raised? no: less */
+    CHECK(!MPIDI_TCP_bufsize_short(4096, 8192));
+}
+
+static MPIDI_TCP_iface_t ifc(const char *name, const char *ip, unsigned flags)
+{
+    MPIDI_TCP_iface_t i;
+    memset(&i, 0, sizeof(i));
+    strncpy(i.name, name, sizeof(i.name) - 1);
+    i.addr = inet_addr(ip);
+    i.flags = flags;
+    return i;
+}
+
+static void test_pick_iface(void)
+{
+    const unsigned UP = MPIDI_TCP_IF_UP;
+    MPIDI_TCP_iface_t ifs[] = {
+        ifc("lo", "127.0.0.1", UP | MPIDI_TCP_IF_LOOPBACK),
+        ifc("docker0", "172.17.0.1", UP),
+        ifc("tun0", "10.8.0.6", UP | MPIDI_TCP_IF_PTP),
+        ifc("wg0", "10.9.0.2", UP),
+        ifc("eth0", "192.168.1.5", UP),
+        ifc("ib0", "10.10.0.5", UP),
+        ifc("eth1", "192.168.2.5", 0),
+    };
+    int n = sizeof(ifs) / sizeof(ifs[0]);
+    CHECK(MPIDI_TCP_pick_iface(ifs, n, "", 0, NULL, 0) == 4);   /* first real one */
+    CHECK(MPIDI_TCP_pick_iface(ifs, n, NULL, 0, "ib0", 0) == 5);        /* default route */
+    CHECK(MPIDI_TCP_pick_iface(ifs, n, NULL, 0, "tun0", 0) == 4);       /* VPN default route */
+    CHECK(MPIDI_TCP_pick_iface(ifs, n, NULL, inet_addr("10.10.0.5"), "eth0", 0) == 5);
+    CHECK(MPIDI_TCP_pick_iface(ifs, n, NULL, inet_addr("127.0.1.1"), NULL, 0) == 4);
+    CHECK(MPIDI_TCP_pick_iface(ifs, n, "docker0", 0, NULL, 0) == 1);   /* the user's word */
+    CHECK(MPIDI_TCP_pick_iface(ifs, n, "eth7", 0, NULL, 0) == -1);
+    CHECK(MPIDI_TCP_pick_iface(ifs, 4, NULL, 0, NULL, 0) == -1);       /* only local-only */
+    CHECK(MPIDI_TCP_pick_iface(ifs, 4, NULL, 0, NULL, 1) == 0);        /* one node: loopback */
+}
+
+static void test_keep_incoming(void)
+{
+    CHECK(MPIDI_TCP_keep_incoming(3, 5, 0));
+    CHECK(MPIDI_TCP_keep_incoming(5, 3, 0));
+    /* both connected: the lower rank's connection survives on both sides */
+    CHECK(MPIDI_TCP_keep_incoming(5, 3, 1));
+    CHECK(!MPIDI_TCP_keep_incoming(3, 5, 1));
+}
+
+static void test_rx_mode(void)
+{
+    CHECK(MPIDI_TCP_rx_mode(100, 0, 0) == MPIDI_TCP_RX_SYNC);
+    CHECK(MPIDI_TCP_rx_mode(100, 50, 50) == MPIDI_TCP_RX_SYNC);
+    CHECK(MPIDI_TCP_rx_mode(100, 500, 10) == MPIDI_TCP_RX_MORE);
+    CHECK(MPIDI_TCP_rx_mode(100, MPIDI_TCP_READAHEAD - 100, 0) == MPIDI_TCP_RX_MORE);
+    CHECK(MPIDI_TCP_rx_mode(100, MPIDI_TCP_READAHEAD - 99, 0) == MPIDI_TCP_RX_ASYNC);
+    CHECK(MPIDI_TCP_rx_mode(100, UINT64_C(1) << 32, 1000) == MPIDI_TCP_RX_ASYNC);
+}
+
+static void test_iov_advance(void)
+{
+    char a[10], b[20], c[5];
+    struct iovec v[4] = { {a, 10}, {b, 20}, {NULL, 0}, {c, 5} }, *p = v;
+    int n = MPIDI_TCP_iov_advance(&p, 4, 4);
+    CHECK(n == 4 && p == v && p->iov_base == a + 4 && p->iov_len == 6);
+    n = MPIDI_TCP_iov_advance(&p, n, 6);
+    CHECK(n == 3 && p == v + 1 && p->iov_len == 20);
+    n = MPIDI_TCP_iov_advance(&p, n, 20);       /* skips the empty entry too */
+    CHECK(n == 1 && p == v + 3 && p->iov_len == 5);
+    n = MPIDI_TCP_iov_advance(&p, n, 5);
+    CHECK(n == 0);
+}
+
+/* A byte stream of headers cut at every possible point decodes the same:
+ * the receive side keeps partial headers across reads. */
+static void test_hdr_any_split(void)
+{
+    uint8_t stream[3 * MPIDI_TCP_HDR_SIZE];
+    for (int i = 0; i < 3; i++) {
+        MPIDI_TCP_hdr_t h = am_hdr((uint8_t) i, (uint16_t) (i * 10), (uint64_t) i * 1000);
+        MPIDI_TCP_hdr_encode(stream + i * MPIDI_TCP_HDR_SIZE, &h);
+    }
+    for (size_t cut = 1; cut < sizeof(stream); cut++) {
+        uint8_t acc[sizeof(stream)];
+        size_t have = 0, off = 0;
+        int got = 0;
+        /* feed in pieces of `cut` bytes, decode whenever a header is complete */
+        while (off < sizeof(stream)) {
+            size_t n = sizeof(stream) - off < cut ? sizeof(stream) - off : cut;
+            memcpy(acc + have, stream + off, n);
+            have += n;
+            off += n;
+            while (have >= MPIDI_TCP_HDR_SIZE) {
+                MPIDI_TCP_hdr_t d;
+                CHECK(MPIDI_TCP_hdr_decode(acc, 64, &d) == MPIDI_TCP_HDR_OK);
+                CHECK(d.handler_id == got && d.payload_sz == (uint64_t) got * 1000);
+                got++;
+                memmove(acc, acc + MPIDI_TCP_HDR_SIZE, have - MPIDI_TCP_HDR_SIZE);
+                have -= MPIDI_TCP_HDR_SIZE;
+            }
+        }
+        CHECK(got == 3);
+    }
+}
+
+int main(void)
+{
+    run("header encode/decode round trip, 64-bit payload", test_hdr_roundtrip);
+    run("malformed headers refused before dispatch", test_hdr_rejects);
+    run("control opcodes carry exactly their body", test_control_opcodes);
+    run("hello from this job only", test_hello);
+    run("port range parsing", test_port_range);
+    run("eager limit and socket buffer values", test_eager_and_buffers);
+    run("published interface choice", test_pick_iface);
+    run("simultaneous connect keeps the lower rank's connection", test_keep_incoming);
+    run("receive mode by payload size", test_rx_mode);
+    run("iovec advance", test_iov_advance);
+    run("headers split at any byte", test_hdr_any_split);
+    return unit_summary();
+}
