@@ -69,4 +69,19 @@ static inline void mmc_partners(int *intra, int *inter)
     free(node);
 }
 
+/* An integer CVAR's value through MPI_T (dflt when this MPI has no such CVAR). */
+static inline int mmc_cvar_int(const char *name, int dflt)
+{
+    int idx, n, v = dflt, provided;
+    MPI_T_cvar_handle h;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_T_cvar_get_index(name, &idx) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &n) == MPI_SUCCESS) {
+        MPI_T_cvar_read(h, &v);
+        MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
+    return v;
+}
+
 #endif /* MMC_MPI_H_INCLUDED */

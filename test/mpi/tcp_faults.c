@@ -8,10 +8,14 @@
  *               itself (SIGKILL) in the middle of the transfer; rank 0's send
  *               and a third rank's receive from it fail; rank 0 and the third
  *               rank then still exchange a message.  (mpiexec -disable-auto-cleanup)
- *   refused     a rank finalizes and exits without ever talking to rank 0;
- *               rank 0's first send to it fails fast (connection refused)
- *   unreachable rank 0 sends to a rank whose host drops its packets (set up by
- *               the test list): the send fails after the connect timeout
+ *   refused     the last rank finalizes and exits without ever talking to rank 0
+ *               (no collective before: the ranks never connect); rank 0's first
+ *               send to it fails fast (connection refused)
+ *   finalized   a rank on another node finalizes; rank 0, which has talked to
+ *               it, keeps polling, then sends to it: the send fails (the peer
+ *               said CLOSE) instead of vanishing into a dead socket
+ *   unreachable rank 0 sends to the last rank, whose host drops its packets (set
+ *               up by the test list): the send fails after the connect timeout
  *   garbage     a rank opens raw sockets to rank 0's listening port and writes
  *               an HTTP request, a header with an unknown opcode, a HELLO with
  *               a wrong magic and one from a rank outside the job: rank 0
@@ -22,23 +26,12 @@
 #include "tcp_proto.h"
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 static int rank, nprocs, peer, timeout_s;
-
-static int cvar_int(const char *name, int dflt)
-{
-    int idx, n, v = dflt;
-    MPI_T_cvar_handle h;
-    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS)
-        return dflt;
-    MPI_T_cvar_handle_alloc(idx, NULL, &h, &n);
-    MPI_T_cvar_read(h, &v);
-    MPI_T_cvar_handle_free(&h);
-    return v;
-}
 
 /* Checks that err is an error that came in time, and prints it. */
 static void expect_error(int err, double t0, double limit, const char *what)
@@ -102,47 +95,57 @@ static int scenario_kill(void)
             third = r;
             break;
         }
+    unsigned char *buf = NULL;
+    if (rank == 0 || rank == peer) {
+        buf = malloc(n);
+        memset(buf, 1, n);      /* before the clock starts */
+    }
     mmc_barrier(MPI_COMM_WORLD, 0);
     if (rank == peer) {
-        unsigned char *buf = malloc(n);
         MPI_Request rq;
         int flag;
         MPI_Irecv(buf, (int) n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &rq);
         /* let part of the transfer happen, then die */
         double t0 = mmc_now_us();
-        while (mmc_now_us() - t0 < 300000)
+        while (mmc_now_us() - t0 < 100000)
             MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+        if (flag)
+            fprintf(stderr, "the transfer ended before the kill: make it larger\n");
         raise(SIGKILL);
     } else if (rank == 0) {
-        unsigned char *buf = malloc(n);
-        memset(buf, 1, n);
         double t0 = mmc_now_us();
         int err = MPI_Send(buf, (int) n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
         expect_error(err, t0, timeout_s + 5, "send of 1 GiB to the killed rank");
-        free(buf);
+        if ((mmc_now_us() - t0) / 1e6 < 0.05)
+            MMC_ERR("the send failed before the transfer started\n");
     } else if (rank == third) {
         char c;
         double t0 = mmc_now_us();
         int err = MPI_Recv(&c, 1, MPI_CHAR, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         expect_error(err, t0, timeout_s + 5, "receive from the killed rank");
     }
+    free(buf);
     if (third >= 0)
         ping(0, third, 3);
     return survivors_finish(peer);
 }
 
-static int scenario_refused(void)
+static int scenario_refused(int after_talking)
 {
     if (rank == peer) {
         MPI_Finalize();
         return 0;
     }
     if (rank == 0) {
-        int x = 42;
-        sleep(2);       /* the peer has exited: its port is closed */
+        int x = 42, flag;
         double t0 = mmc_now_us();
+        /* the peer exits meanwhile; rank 0 keeps polling */
+        while (mmc_now_us() - t0 < 2e6)
+            MPI_Iprobe(MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        t0 = mmc_now_us();
         int err = MPI_Send(&x, 1, MPI_INT, peer, 1, MPI_COMM_WORLD);
-        expect_error(err, t0, 2.0, "send to a rank whose port is closed");
+        expect_error(err, t0, 2.0, after_talking ? "send to a rank that has finalized" :
+                     "send to a rank whose port is closed");
     }
     return survivors_finish(peer);
 }
@@ -253,17 +256,24 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    mmc_partners(&intra, &peer);
-    timeout_s = cvar_int("MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT", 30);
+    /* "refused" and "unreachable" must not communicate before their send: their
+     * peer is the last rank */
+    if (argc > 1 && (!strcmp(argv[1], "refused") || !strcmp(argv[1], "unreachable")))
+        peer = nprocs > 1 ? nprocs - 1 : -1;
+    else
+        mmc_partners(&intra, &peer);
+    timeout_s = mmc_cvar_int("MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT", 30);
     if (peer < 0 || argc < 2) {
         if (rank == 0)
-            MMC_ERR("usage: tcp_faults kill|refused|unreachable|garbage, on two nodes\n");
+            MMC_ERR("usage: tcp_faults kill|refused|finalized|unreachable|garbage, on two nodes\n");
         return mmc_finish();
     }
     if (!strcmp(argv[1], "kill"))
         return scenario_kill();
     if (!strcmp(argv[1], "refused"))
-        return scenario_refused();
+        return scenario_refused(0);
+    if (!strcmp(argv[1], "finalized"))
+        return scenario_refused(1);
     if (!strcmp(argv[1], "unreachable"))
         return scenario_unreachable();
     if (!strcmp(argv[1], "garbage"))

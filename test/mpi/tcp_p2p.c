@@ -17,21 +17,6 @@
 static int rank, nprocs, peer;
 static long eager;
 
-static long cvar_int(const char *name, long dflt)
-{
-    int idx, n;
-    MPI_T_cvar_handle h;
-    long v = dflt;
-    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS)
-        return dflt;
-    MPI_T_cvar_handle_alloc(idx, NULL, &h, &n);
-    int iv;
-    MPI_T_cvar_read(h, &iv);
-    MPI_T_cvar_handle_free(&h);
-    v = iv;
-    return v;
-}
-
 /* a message of `size` bytes from a to b, tag t; mode 0: receive posted first,
  * 1: message arrives before the receive, 2: both directions at once */
 static void exchange(size_t size, int tag, int mode, unsigned char *sbuf, unsigned char *rbuf)
@@ -218,13 +203,15 @@ static void datatypes(void)
 static void anysource(void)
 {
     size_t sizes[] = { 8, (size_t) eager + 1, 300000 };
-    unsigned char *buf = malloc(300001);
+    size_t max = sizes[1] > sizes[2] ? sizes[1] : sizes[2];
+    unsigned char *buf = malloc(max + 1);
     if (rank == 0) {
         for (int i = 0; i < 3 * (nprocs - 1); i++) {
             MPI_Status st;
             int count;
-            memset(buf, 0, 300001);
-            MPI_Recv(buf, 300001, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            memset(buf, 0, max + 1);
+            MPI_Recv(buf, (int) max + 1, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                     &st);
             MPI_Get_count(&st, MPI_BYTE, &count);
             int s = (st.MPI_TAG - 2000) / 100;
             if (s < 0 || s > 2 || (st.MPI_TAG - 2000) % 100 != st.MPI_SOURCE ||
@@ -333,7 +320,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     mmc_partners(&intra, &peer);
-    eager = cvar_int("MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", -1);
+    eager = mmc_cvar_int("MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", -1);
     if (eager < 0)
         eager = MPIDI_TCP_EAGER_DEFAULT;
     if (peer < 0) {

@@ -46,6 +46,8 @@ int main(int argc, char **argv)
             if (n < N && base[n] != -1.0)
                 MMC_ERR("put of %d wrote past its end\n", n);
         }
+        /* the target is done reading its window before the next epoch writes it */
+        mmc_barrier(MPI_COMM_WORLD, rank != 0 && rank != peer);
         /* accumulate (sum) twice under a passive-target lock */
         if (rank == 0) {
             for (int i = 0; i < n; i++)

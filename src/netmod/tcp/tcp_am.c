@@ -13,8 +13,16 @@
 #include "tcp_types.h"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 const MPI_Aint MPIDI_TCP_am_hdr_max = MPIDI_TCP_AM_HDR_MAX;
+
+/* writev that never raises SIGPIPE on a connection the peer closed */
+static ssize_t sendv(int fd, const struct iovec *iov, int cnt)
+{
+    struct msghdr m = {.msg_iov = (struct iovec *) iov, .msg_iovlen = cnt };
+    return sendmsg(fd, &m, MSG_NOSIGNAL);
+}
 
 static void entry_complete(MPIDI_TCP_sendq_t * e)
 {
@@ -108,7 +116,7 @@ int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c)
     if (c->fd < 0)
         return 0;
     while (c->ctl_off < c->ctl_len) {
-        ssize_t n = write(c->fd, c->ctl + c->ctl_off, c->ctl_len - c->ctl_off);
+        ssize_t n = send(c->fd, c->ctl + c->ctl_off, c->ctl_len - c->ctl_off, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -122,7 +130,7 @@ int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c)
     if (c->state == MPIDI_TCP_CONN_ESTABLISHED) {
         while (c->sq_head) {
             MPIDI_TCP_sendq_t *e = c->sq_head;
-            ssize_t n = writev(c->fd, e->iov_cur, e->iov_cnt);
+            ssize_t n = sendv(c->fd, e->iov_cur, e->iov_cnt);
             if (n < 0) {
                 if (errno == EINTR)
                     continue;
@@ -190,7 +198,7 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
         {(void *) payload, data_sz}
         };
         do {
-            n = writev(c->fd, iov, data_sz ? 3 : 2);
+            n = sendv(c->fd, iov, data_sz ? 3 : 2);
         } while (n < 0 && errno == EINTR);
         if (n == (ssize_t) total) {
             if (sreq)
