@@ -3,7 +3,8 @@
  * ch4:tcp changes how it moves a message: the eager limit (read from
  * MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE), the read-ahead buffer, and large
  * messages; expected, unexpected and crossing messages; vector, indexed and
- * struct datatypes on either side; MPI_ANY_SOURCE / MPI_ANY_TAG; Ssend,
+ * struct datatypes on either side, and absolute-address datatypes with
+ * MPI_BOTTOM (as MPICH's own gather uses); MPI_ANY_SOURCE / MPI_ANY_TAG; Ssend,
  * Rsend, Probe, Mprobe; truncation (MPI_ERR_TRUNCATE, and the messages after
  * it still arrive intact).
  *
@@ -198,6 +199,47 @@ static void datatypes(void)
     }
 }
 
+/* MPI_BOTTOM with a datatype of absolute addresses: one block (contiguous)
+ * and two blocks in separate buffers, on both sides */
+static void bottom(void)
+{
+    int n = 3000, *a = malloc(n * sizeof(int)), *b = malloc(n * sizeof(int));
+    if (rank != 0 && rank != peer) {
+        free(a);
+        free(b);
+        return;
+    }
+    for (int nblocks = 1; nblocks <= 2; nblocks++) {
+        int lens[2] = { n, n };
+        MPI_Aint disps[2];
+        MPI_Datatype t;
+        MPI_Get_address(a, &disps[0]);
+        MPI_Get_address(b, &disps[1]);
+        MPI_Type_create_hindexed(nblocks, lens, disps, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        int tag = 5000 + nblocks;
+        if (rank == 0) {
+            for (int i = 0; i < n; i++) {
+                a[i] = value(i, tag);
+                b[i] = value(n + i, tag);
+            }
+            MPI_Send(MPI_BOTTOM, 1, t, peer, tag, MPI_COMM_WORLD);
+        } else {
+            for (int i = 0; i < n; i++)
+                a[i] = b[i] = -1;
+            MPI_Recv(MPI_BOTTOM, 1, t, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int i = 0, bad = 0; i < n * nblocks; i++) {
+                int got = i < n ? a[i] : b[i - n];
+                if (got != value(i, tag) && !bad++)
+                    MMC_ERR("MPI_BOTTOM, %d blocks: element %d is %d\n", nblocks, i, got);
+            }
+        }
+        MPI_Type_free(&t);
+    }
+    free(a);
+    free(b);
+}
+
 /* everyone sends to rank 0, which receives with MPI_ANY_SOURCE/MPI_ANY_TAG;
  * the tag tells which message it got */
 static void anysource(void)
@@ -332,6 +374,7 @@ int main(int argc, char **argv)
     thresholds();
     mmc_barrier(MPI_COMM_WORLD, !active);
     datatypes();
+    bottom();
     mmc_barrier(MPI_COMM_WORLD, !active);
     anysource();
     modes();

@@ -172,7 +172,8 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
     mpi_errno = MPIDI_TCP_conn_get(rank, &c);
     MPIR_ERR_CHECK(mpi_errno);
 
-    if (data && count > 0)
+    /* data may be MPI_BOTTOM (NULL) with a datatype of absolute addresses */
+    if (count > 0 && datatype != MPI_DATATYPE_NULL)
         MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
     if (handler_id == MPIDIG_SEND) {
         const MPIDIG_hdr_t *h = am_hdr;

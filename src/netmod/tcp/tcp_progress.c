@@ -170,6 +170,7 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
         int ok = rreq && rreq->status.MPI_ERROR == MPI_SUCCESS;
         size_t want = (size_t) MPL_MIN(c->rx_left, (uint64_t) MPIDI_TCP_RBUF_SIZE);
         ssize_t n;
+        size_t asked;
 
         if (*budget == 0)
             return 0;
@@ -184,6 +185,7 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
                     v[k].iov_len = room;
                 room -= v[k].iov_len;
             }
+            asked = c->rx_left - room;
             n = readv(c->fd, v, k);
             if (n > 0) {
                 p->iov_num = MPIDI_TCP_iov_advance(&p->iov_ptr, p->iov_num, (size_t) n);
@@ -193,6 +195,7 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
             }
         } else {
             /* through the datatype engine, or discarded (truncation, no request) */
+            asked = want;
             n = read(c->fd, c->rbuf, want);
             if (n > 0) {
                 if (ok && p->recv_type == MPIDIG_RECV_DATATYPE)
@@ -211,6 +214,10 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
             return 0;
         }
         *budget -= MPL_MIN((size_t) n, *budget);
+        /* a short read drained the socket: epoll says when more arrives,
+         * sparing a read that would only return EAGAIN */
+        if ((size_t) n < asked && c->rx_left > 0)
+            return 0;
     }
     return 1;
 }
@@ -256,7 +263,7 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
 
 static int conn_read(MPIDI_TCP_conn_t * c)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, drained = 0;
     size_t budget = MPIDI_TCP_READ_BUDGET;
 
     while (!c->zombie && c->fd >= 0 && mpi_errno == MPI_SUCCESS) {
@@ -269,7 +276,8 @@ static int conn_read(MPIDI_TCP_conn_t * c)
         }
         if (parse_one(c, &mpi_errno))
             continue;
-        if (budget == 0)
+        /* a short read drained the socket: epoll says when more arrives */
+        if (budget == 0 || drained)
             break;
         if (c->r_head == c->r_tail) {
             c->r_head = c->r_tail = 0;
@@ -278,11 +286,12 @@ static int conn_read(MPIDI_TCP_conn_t * c)
             c->r_tail -= c->r_head;
             c->r_head = 0;
         }
-        ssize_t n = read(c->fd, c->rbuf + c->r_tail,
-                         MPL_MIN(MPIDI_TCP_READAHEAD, MPIDI_TCP_RBUF_SIZE - c->r_tail));
+        size_t want = MPL_MIN(MPIDI_TCP_READAHEAD, MPIDI_TCP_RBUF_SIZE - c->r_tail);
+        ssize_t n = read(c->fd, c->rbuf + c->r_tail, want);
         if (n > 0) {
             c->r_tail += n;
             budget -= MPL_MIN((size_t) n, budget);
+            drained = (size_t) n < want;
         } else if (n == 0) {
             on_eof(c, 0);
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
