@@ -4,7 +4,9 @@
  * MPIDIG decides eager or rendezvous with am_check_eager: a message up to
  * MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE goes with its header; above, MPIDIG
  * sends an RTS (am_send_hdr), the receiver a CTS (am_send_hdr_reply) once
- * matched, and the sender the data (am_isend_reply).
+ * matched, and the sender the data (am_isend_reply).  An eager message
+ * larger than MPICH's pack buffers that arrives unexpected is held by ch4:tcp
+ * (tcp_progress.c), so the eager limit does not size MPICH's buffers.
  */
 #ifndef TCP_AM_H_INCLUDED
 #define TCP_AM_H_INCLUDED
@@ -59,9 +61,10 @@ MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_limit(void)
     return MPIDI_TCP_eager_max;
 }
 
+/* what MPIDIG keeps in its pack buffers; larger eager messages ch4:tcp holds itself */
 MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_buf_limit(void)
 {
-    return MPIDI_TCP_eager_max;
+    return MPL_MIN(MPIDI_TCP_eager_max, MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
 }
 
 MPL_STATIC_INLINE_PREFIX bool MPIDI_NM_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz,
@@ -71,10 +74,10 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_NM_am_check_eager(MPI_Aint am_hdr_sz, MPI_Ai
     return data_sz <= MPIDI_TCP_eager_max;
 }
 
-/* no transport-managed rendezvous: MPIDIG's RTS/CTS carries it */
+/* an unexpected eager message ch4:tcp holds: delivered when a receive matches it */
 MPL_STATIC_INLINE_PREFIX MPIDIG_recv_data_copy_cb MPIDI_NM_am_get_data_copy_cb(uint32_t attr)
 {
-    return NULL;
+    return MPIDI_TCP_unexp_matched;
 }
 
 MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_init(MPIR_Request * req)

@@ -372,11 +372,7 @@ void MPIDI_TCP_conn_fail(MPIDI_TCP_conn_t * c, int err)
     MPIDI_TCP_global.n_dead++;
     MPIDI_TCP_sendq_fail(c, err);
     fail_awaits(c, err);
-    if (c->rx_active && c->rx_req) {
-        c->rx_req->status.MPI_ERROR = err;
-        c->rx_active = 0;
-        MPIDIG_REQUEST(c->rx_req, req->target_cmpl_cb) (c->rx_req);
-    }
+    MPIDI_TCP_rx_abort(c, err);
     MPIDI_TCP_conn_free(c);
     MPIDI_TCP_sweep_posted(0);
 }

@@ -18,5 +18,7 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
                       const void *data, MPI_Aint count, MPI_Datatype datatype,
                       int src_vci, int dst_vci, MPIR_Request * sreq);
 int MPIDI_TCP_progress(int *made_progress);
+/* MPIDIG calls it when a receive matches an unexpected message ch4:tcp holds */
+int MPIDI_TCP_unexp_matched(MPIR_Request * rreq);
 
 #endif /* TCP_IMPL_H_INCLUDED */

@@ -56,8 +56,9 @@ cvars:
         Largest message in bytes that ch4:tcp sends eagerly, with its header; a larger one
         waits for the receiver to match it (rendezvous, one extra round trip). Default -1:
         65536, chosen by measurement (doc/tcp.md). 0 sends every nonempty message by
-        rendezvous. At most 16777216; MPICH's unexpected-message buffers
-        (MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE) are raised to hold it.
+        rendezvous. At most 16777216. An unexpected eager message larger than
+        MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE is held in a buffer of its own size until
+        a receive matches it.
 
     - name        : MPIR_CVAR_CH4_TCP_NODELAY
       category    : CH4_TCP
@@ -121,7 +122,8 @@ static int cvar_error(const char *name, long value)
                                 MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s", name, val);
 }
 
-int MPIDI_TCP_pre_init(void)
+/* Every CVAR checked: an invalid value stops MPI_Init naming it. */
+static int check_cvars(void)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
@@ -143,9 +145,6 @@ int MPIDI_TCP_pre_init(void)
     g->rcvbuf = MPIR_CVAR_CH4_TCP_RCVBUF_SIZE;
     g->nodelay = MPIR_CVAR_CH4_TCP_NODELAY;
     g->timeout = MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT;
-    /* MPIDIG keeps an unexpected eager message in one pack buffer */
-    if (MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE < MPIDI_TCP_eager_max)
-        MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE = (int) MPIDI_TCP_eager_max;
 
   fn_exit:
     return mpi_errno;
@@ -158,6 +157,8 @@ int MPIDI_TCP_init_local(int *tag_bits)
     int mpi_errno = MPI_SUCCESS;
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
 
+    mpi_errno = check_cvars();
+    MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(MPIDI_global.n_vcis != 1, mpi_errno, MPI_ERR_OTHER, "**tcp_vcis");
     g->rank = MPIR_Process.rank;
     g->size = MPIR_Process.size;

@@ -1,13 +1,18 @@
 /*
  * mpich-multichannel: ch4:tcp types embedded in MPICH's objects (included by
- * ch4's netmodpre.h).  ch4:tcp keeps its state in MPIDI_TCP_global, so the
- * per-object parts are empty.
+ * ch4's netmodpre.h).  ch4:tcp keeps its state in MPIDI_TCP_global; only
+ * active-message requests carry some.
  */
 #ifndef TCP_PRE_H_INCLUDED
 #define TCP_PRE_H_INCLUDED
 
+/* An unexpected eager message too large for MPICH's pack buffers is held by
+ * ch4:tcp in a buffer of its exact size until a receive matches it. */
 typedef struct {
-    int dummy;
+    char *buf;
+    int done;                   /* all of it has arrived (or the connection failed) */
+    int matched;                /* a receive matched it before it was all here */
+    int err;                    /* the connection failed on the way */
 } MPIDI_TCP_am_request_t;
 
 typedef struct {
@@ -37,10 +42,5 @@ typedef struct {
 typedef struct {
     int dummy;
 } MPIDI_TCP_part_t;
-
-/* Called from MPID_Init before MPIDIG_am_init (an overlay hook): validates
- * the ch4:tcp CVARs and sizes MPICH's unexpected-message buffers to the
- * eager limit. */
-int MPIDI_TCP_pre_init(void);
 
 #endif /* TCP_PRE_H_INCLUDED */

@@ -63,9 +63,47 @@ static int protocol_error(MPIDI_TCP_conn_t * c, const char *why)
 static void consume_payload(MPIDI_TCP_conn_t * c, void *data, size_t n)
 {
     MPIR_Request *rreq = c->rx_req;
-    if (rreq && n)
+    if (c->rx_held) {
+        memcpy(c->rx_held, data, n);
+        c->rx_held += n;
+    } else if (rreq && n) {
         MPIDIG_recv_copy_seg(data, n, rreq);
+    }
     c->rx_left -= n;
+}
+
+#define HELD(rreq) (&MPIDIG_REQUEST(rreq, netmod_am.tcp))
+
+/* A held unexpected message that has both arrived and been matched. */
+static int deliver_held(MPIR_Request * rreq)
+{
+    MPIDI_TCP_am_request_t *t = HELD(rreq);
+    if (t->err)
+        rreq->status.MPI_ERROR = t->err;
+    else
+        MPIDIG_recv_copy(t->buf, rreq);
+    MPL_free(t->buf);
+    t->buf = NULL;
+    return MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq);
+}
+
+int MPIDI_TCP_unexp_matched(MPIR_Request * rreq)
+{
+    if (!HELD(rreq)->done) {
+        HELD(rreq)->matched = 1;        /* delivered when the last byte arrives */
+        return MPI_SUCCESS;
+    }
+    return deliver_held(rreq);
+}
+
+/* An eager message larger than MPICH's pack buffers, sent without RTS: offered
+ * to MPIDIG as transport rendezvous, so that an unexpected one is held by us
+ * (exact size) and only a matched one gets MPIDIG's receive buffer. */
+static int held_candidate(const MPIDI_TCP_hdr_t * h, const void *am_hdr)
+{
+    return h->handler_id == MPIDIG_SEND &&
+        !(((const MPIDIG_hdr_t *) am_hdr)->flags & MPIDIG_AM_SEND_FLAGS_RTS) &&
+        h->payload_sz > (uint64_t) MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE;
 }
 
 static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
@@ -95,11 +133,22 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t 
     }
 
     MPIR_Request *rreq = NULL;
+    int held = held_candidate(h, am_hdr);
+    if (held)
+        attr |= MPIDIG_AM_ATTR__IS_RNDV;
     mpi_errno = MPIDIG_global.target_msg_cbs[h->handler_id] (am_hdr, NULL, h->payload_sz,
                                                              attr | MPIDIG_AM_ATTR__IS_ASYNC,
                                                              &rreq);
-    if (rreq)
+    c->rx_held = NULL;
+    if (rreq && held && !MPIDIG_recv_initialized(rreq)) {
+        MPIDI_TCP_am_request_t *t = HELD(rreq);
+        memset(t, 0, sizeof(*t));
+        t->buf = MPL_malloc(h->payload_sz, MPL_MEM_BUFFER);
+        MPIR_Assert(t->buf);
+        c->rx_held = t->buf;
+    } else if (rreq) {
         MPIDIG_recv_setup(rreq);
+    }
     c->rx_req = rreq;
     c->rx_left = h->payload_sz;
     c->rx_active = 1;
@@ -174,7 +223,14 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
 
         if (*budget == 0)
             return 0;
-        if (ok && p->recv_type != MPIDIG_RECV_DATATYPE && p->iov_num > 0) {
+        if (c->rx_held) {
+            asked = (size_t) MPL_MIN(c->rx_left, (uint64_t) MPIDI_TCP_READ_BUDGET);
+            n = read(c->fd, c->rx_held, asked);
+            if (n > 0) {
+                c->rx_held += n;
+                c->rx_left -= n;
+            }
+        } else if (ok && p->recv_type != MPIDIG_RECV_DATATYPE && p->iov_num > 0) {
             /* straight into the receive buffer, never past this message */
             struct iovec v[64];
             int k = 0;
@@ -225,9 +281,37 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
 static int finish_payload(MPIDI_TCP_conn_t * c)
 {
     MPIR_Request *rreq = c->rx_req;
+    if (c->rx_held) {
+        c->rx_held = NULL;
+        c->rx_active = 0;
+        c->rx_req = NULL;
+        HELD(rreq)->done = 1;
+        return HELD(rreq)->matched ? deliver_held(rreq) : MPI_SUCCESS;
+    }
     c->rx_active = 0;
     c->rx_req = NULL;
     return rreq ? MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq) : MPI_SUCCESS;
+}
+
+/* The connection failed while a payload was arriving: its receive completes
+ * with err (a held unexpected message, when a receive matches it). */
+void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err)
+{
+    MPIR_Request *rreq = c->rx_req;
+    if (!c->rx_active || rreq == NULL)
+        return;
+    if (c->rx_held) {
+        c->rx_held = NULL;
+        HELD(rreq)->err = err;
+        HELD(rreq)->done = 1;
+        c->rx_active = 0;
+        c->rx_req = NULL;
+        if (HELD(rreq)->matched)
+            deliver_held(rreq);
+        return;
+    }
+    rreq->status.MPI_ERROR = err;
+    finish_payload(c);
 }
 
 /* Parses and dispatches the next message in the read-ahead buffer.

@@ -84,6 +84,7 @@ typedef struct MPIDI_TCP_conn {
     size_t r_head, r_tail;
     uint64_t rx_left;           /* payload bytes of an async message still to read */
     MPIR_Request *rx_req;       /* its request, NULL to discard */
+    char *rx_held;              /* or the buffer of an unexpected message ch4:tcp holds */
     int rx_active;
 } MPIDI_TCP_conn_t;
 
@@ -151,5 +152,8 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected);
 int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_await_done(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr);
+
+/* tcp_progress.c */
+void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err);
 
 #endif /* TCP_TYPES_H_INCLUDED */
