@@ -122,7 +122,7 @@ int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
                 return write_error(c, errno);
-            MPIDI_TCP_conn_events(c, EPOLLIN | EPOLLOUT);
+            MPIDI_TCP_set_writing(c, 1);
             return 0;
         }
         c->ctl_off += n;
@@ -151,9 +151,30 @@ int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c)
             entry_complete(e);
         }
     }
-    int busy = c->sq_head && c->state == MPIDI_TCP_CONN_ESTABLISHED;
-    MPIDI_TCP_conn_events(c, EPOLLIN | (busy ? EPOLLOUT : 0));
+    MPIDI_TCP_set_writing(c, c->sq_head && c->state == MPIDI_TCP_CONN_ESTABLISHED);
     return 0;
+}
+
+/* A connection with bytes waiting is written on every progress call, like a
+ * polling sender: epoll reports a socket writable only once a third of its
+ * buffer is free, which would leave the link idle meanwhile. */
+void MPIDI_TCP_set_writing(MPIDI_TCP_conn_t * c, int writing)
+{
+    if (writing != c->writing) {
+        MPIDI_TCP_global.n_writing += writing ? 1 : -1;
+        c->writing = writing;
+        MPIDI_TCP_conn_events(c, EPOLLIN | (writing ? EPOLLOUT : 0));
+    }
+}
+
+int MPIDI_TCP_flush_all(void)
+{
+    for (MPIDI_TCP_conn_t * c = MPIDI_TCP_global.conns, *next; c; c = next) {
+        next = c->next;
+        if (c->writing)
+            MPIDI_TCP_flush(c);
+    }
+    return MPI_SUCCESS;
 }
 
 int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,

@@ -40,6 +40,7 @@ static MPIDI_TCP_conn_t *conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, i
     c->rbuf = MPL_malloc(MPIDI_TCP_RBUF_SIZE, MPL_MEM_BUFFER);
     MPIR_Assert(c->rbuf);
     c->fd = fd;
+    c->readahead = MPIDI_TCP_READAHEAD;
     c->peer = peer;
     c->outgoing = outgoing;
     c->state = MPIDI_TCP_CONN_CLOSED;
@@ -85,6 +86,7 @@ void MPIDI_TCP_conn_free(MPIDI_TCP_conn_t * c)
         p = &(*p)->next;
     *p = c->next;
     set_state(c, MPIDI_TCP_CONN_CLOSED);
+    MPIDI_TCP_set_writing(c, 0);
     conn_close_fd(c);
     if (c->peer >= 0 && MPIDI_TCP_global.vc[c->peer] == c)
         MPIDI_TCP_global.vc[c->peer] = NULL;

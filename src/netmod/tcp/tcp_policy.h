@@ -25,6 +25,10 @@
  * payload of a larger one is read straight into the receive buffer, after
  * whatever part of it this read-ahead already holds. */
 #define MPIDI_TCP_READAHEAD       16384
+/* After a message read straight into its receive buffer the next read asks
+ * for this much only, so the following large message's headers come with
+ * little of its payload (which would be copied). */
+#define MPIDI_TCP_READAHEAD_AFTER_LARGE 512
 
 /* Parses "lo:hi" (1 <= lo <= hi <= 65535); "" means any port (*lo = *hi = 0).
  * Returns 0, or -1 when malformed. */

@@ -72,6 +72,23 @@ static void consume_payload(MPIDI_TCP_conn_t * c, void *data, size_t n)
     c->rx_left -= n;
 }
 
+/* MPIDIG describes a receive buffer by its datatype; a contiguous one becomes
+ * a plain (pointer, length) so the payload is read straight into it.  A
+ * noncontiguous one stays a datatype, unpacked one read at a time. */
+static void recv_setup(MPIR_Request * rreq)
+{
+    MPIDIG_rreq_async_t *p = &MPIDIG_REQUEST(rreq, req->recv_async);
+    if (p->recv_type == MPIDIG_RECV_DATATYPE) {
+        int contig, is_gpu;
+        MPI_Aint sz;
+        void *data;
+        MPIDI_Datatype_check_contig(MPIDIG_REQUEST(rreq, datatype), contig);
+        if (contig)
+            MPIDIG_get_recv_data(&contig, &is_gpu, &data, &sz, rreq);
+    }
+    MPIDIG_recv_setup(rreq);
+}
+
 #define HELD(rreq) (&MPIDIG_REQUEST(rreq, netmod_am.tcp))
 
 /* A held unexpected message that has both arrived and been matched. */
@@ -147,7 +164,7 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t 
         MPIR_Assert(t->buf);
         c->rx_held = t->buf;
     } else if (rreq) {
-        MPIDIG_recv_setup(rreq);
+        recv_setup(rreq);
     }
     c->rx_req = rreq;
     c->rx_left = h->payload_sz;
@@ -321,8 +338,10 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
     size_t avail = c->r_tail - c->r_head;
     MPIDI_TCP_hdr_t h;
 
-    if (avail < MPIDI_TCP_HDR_SIZE)
+    if (avail < MPIDI_TCP_HDR_SIZE) {
+        c->need = MPIDI_TCP_HDR_SIZE - avail;
         return 0;
+    }
     MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hdr_decode(c->rbuf + c->r_head, MPIDI_AM_HANDLERS_MAX,
                                                     &h);
     if (herr != MPIDI_TCP_HDR_OK) {
@@ -334,12 +353,19 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
         return 1;
     }
     size_t hdr_total = MPIDI_TCP_HDR_SIZE + h.am_hdr_sz;
-    if (avail < hdr_total)
+    if (avail < hdr_total) {
+        c->need = hdr_total - avail;
         return 0;
+    }
     size_t buffered = avail - hdr_total;
     MPIDI_TCP_rx_mode_t mode = MPIDI_TCP_rx_mode(hdr_total, h.payload_sz, buffered);
-    if (mode == MPIDI_TCP_RX_MORE)
+    if (mode == MPIDI_TCP_RX_MORE) {
+        c->need = hdr_total + h.payload_sz - avail;
         return 0;
+    }
+    c->need = 0;
+    c->readahead = mode == MPIDI_TCP_RX_ASYNC ? MPIDI_TCP_READAHEAD_AFTER_LARGE :
+        MPIDI_TCP_READAHEAD;
     *mpi_errno = rx_handlers[h.opcode] (c, &h, c->rbuf + c->r_head + MPIDI_TCP_HDR_SIZE,
                                         buffered, mode);
     return 1;
@@ -365,12 +391,14 @@ static int conn_read(MPIDI_TCP_conn_t * c)
             break;
         if (c->r_head == c->r_tail) {
             c->r_head = c->r_tail = 0;
-        } else if (MPIDI_TCP_RBUF_SIZE - c->r_tail < MPIDI_TCP_READAHEAD) {
+        }
+        size_t want = MPL_MAX(c->readahead, c->need);
+        if (c->r_head && MPIDI_TCP_RBUF_SIZE - c->r_tail < want) {
             memmove(c->rbuf, c->rbuf + c->r_head, c->r_tail - c->r_head);
             c->r_tail -= c->r_head;
             c->r_head = 0;
         }
-        size_t want = MPL_MIN(MPIDI_TCP_READAHEAD, MPIDI_TCP_RBUF_SIZE - c->r_tail);
+        want = MPL_MIN(want, MPIDI_TCP_RBUF_SIZE - c->r_tail);
         ssize_t n = read(c->fd, c->rbuf + c->r_tail, want);
         if (n > 0) {
             c->r_tail += n;
@@ -413,8 +441,12 @@ int MPIDI_TCP_progress(int *made_progress)
         if (!c->zombie && c->close_after_ctl && c->ctl_off == c->ctl_len)
             MPIDI_TCP_conn_free(c);
     }
-    double now = MPIDI_TCP_now();
-    if (now >= MPIDI_TCP_global.next_timer) {
+    if (MPIDI_TCP_global.n_writing)
+        MPIDI_TCP_flush_all();
+    /* timers: the clock is read on one call in 64 */
+    static unsigned calls;
+    double now;
+    if ((++calls & 63) == 0 && (now = MPIDI_TCP_now()) >= MPIDI_TCP_global.next_timer) {
         /* connect deadlines, and receives waiting on peers that may be gone */
         MPIDI_TCP_global.next_timer = now + MPIDI_TCP_TIMER_PERIOD;
         if (MPIDI_TCP_global.n_pending)

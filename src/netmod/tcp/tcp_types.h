@@ -69,6 +69,7 @@ typedef struct MPIDI_TCP_conn {
     int outgoing;               /* we connected */
     int self_rx;                /* receive end of the socketpair to ourselves */
     int zombie;                 /* closed; freed at the end of the progress call */
+    int writing;                /* counted in MPIDI_TCP_global.n_writing */
     double deadline;            /* connect / handshake deadline */
     uint32_t events;            /* registered with epoll */
     struct sockaddr_in remote;
@@ -82,6 +83,8 @@ typedef struct MPIDI_TCP_conn {
     /* receive */
     uint8_t *rbuf;
     size_t r_head, r_tail;
+    size_t readahead;           /* bytes the next read asks for (MPIDI_TCP_READAHEAD*) */
+    size_t need;                /* bytes the message being assembled still lacks */
     uint64_t rx_left;           /* payload bytes of an async message still to read */
     MPIR_Request *rx_req;       /* its request, NULL to discard */
     char *rx_held;              /* or the buffer of an unexpected message ch4:tcp holds */
@@ -106,6 +109,7 @@ typedef struct {
     MPIDI_TCP_conn_t *conns;    /* every connection, including unidentified ones */
     MPIDI_TCP_conn_t *zombies;  /* closed, still maybe named by this call's epoll events */
     int n_pending;              /* connections not yet established or accepted */
+    int n_writing;              /* connections with bytes the socket has not taken yet */
     int n_dead;
     double next_timer;
     int finalizing;
@@ -151,6 +155,8 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected);
 /* tcp_am.c */
 int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err);
+void MPIDI_TCP_set_writing(MPIDI_TCP_conn_t * c, int writing);
+int MPIDI_TCP_flush_all(void);
 void MPIDI_TCP_await_done(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr);
 
 /* tcp_progress.c */
