@@ -13,9 +13,7 @@
  *                             answers one byte at the end: prints mbps (for long
  *                             links, where ping-pong is latency bound)
  *
- * By default both sides poll with MSG_DONTWAIT, as an MPI library does: a
- * blocking read pays the scheduler's wake-up on every message and is not a
- * fair latency ceiling for a polling MPI.  Data are checked once per size.
+ * Both sides poll (rawsock.h) unless --blocking.  Data are checked once per size.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -31,6 +29,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "rawsock.h"
 
 static int blocking, sndbuf, rcvbuf;
 
@@ -39,37 +38,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    perror(what);
-    exit(1);
-}
-
-static void xfer(int fd, void *buf, size_t n, int recv_side)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = recv_side ? recv(fd, (char *) buf + done, n - done, blocking ? 0 : MSG_DONTWAIT)
-            : send(fd, (char *) buf + done, n - done, MSG_NOSIGNAL | (blocking ? 0 : MSG_DONTWAIT));
-        if (r > 0)
-            done += r;
-        else if (r == 0)
-            die("peer closed");
-        else if (errno != EAGAIN && errno != EINTR)
-            die(recv_side ? "recv" : "send");
-    }
-}
-
-static void setup(int fd)
-{
-    int one = 1;
-    if (sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)))
-        die("SO_SNDBUF");
-    if (rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)))
-        die("SO_RCVBUF");
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 static size_t sizes[512];
@@ -155,30 +123,30 @@ int main(int argc, char **argv)
     if (server) {
         int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
         setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        setup(lfd);
+        raw_setup(lfd, sndbuf, rcvbuf);
         if (bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) || listen(lfd, 1))
-            die("bind/listen");
+            raw_die("bind/listen");
         fd = accept(lfd, NULL, NULL);
         close(lfd);
     } else {
         struct hostent *he = gethostbyname(host);
         if (!he)
-            die("host");
+            raw_die("host");
         memcpy(&sa.sin_addr, he->h_addr_list[0], 4);
         fd = socket(AF_INET, SOCK_STREAM, 0);
-        setup(fd);
+        raw_setup(fd, sndbuf, rcvbuf);
         for (int tries = 0; connect(fd, (struct sockaddr *) &sa, sizeof(sa)); tries++) {
             if (tries == 100)
-                die("connect");
+                raw_die("connect");
             close(fd);
             usleep(50000);
             fd = socket(AF_INET, SOCK_STREAM, 0);
-            setup(fd);
+            raw_setup(fd, sndbuf, rcvbuf);
         }
     }
     if (fd < 0)
-        die("socket");
-    setup(fd);
+        raw_die("socket");
+    raw_setup(fd, sndbuf, rcvbuf);
 
     /* the client tells the server what to do: sizes, reps, or a stream */
     uint64_t ctl[2];
@@ -194,17 +162,17 @@ int main(int argc, char **argv)
             if (ctl[1] == UINT64_MAX) { /* stream of ctl[0] bytes, then one byte back */
                 for (uint64_t left = ctl[0]; left;) {
                     size_t n = left < biggest ? left : biggest;
-                    xfer(fd, buf, n, 1);
+                    raw_xfer(fd, buf, n, 1, blocking);
                     left -= n;
                 }
-                xfer(fd, buf, 1, 0);
+                raw_xfer(fd, buf, 1, 0, blocking);
                 continue;
             }
             if (ctl[0] > biggest)
                 buf = realloc(buf, biggest = ctl[0]);
             for (uint64_t k = 0; k < ctl[1]; k++) {
-                xfer(fd, buf, ctl[0], 1);
-                xfer(fd, buf, ctl[0], 0);
+                raw_xfer(fd, buf, ctl[0], 1, blocking);
+                raw_xfer(fd, buf, ctl[0], 0, blocking);
             }
         }
         return 0;
@@ -212,14 +180,14 @@ int main(int argc, char **argv)
     if (stream) {
         ctl[0] = stream;
         ctl[1] = UINT64_MAX;
-        xfer(fd, ctl, sizeof(ctl), 0);
+        raw_xfer(fd, ctl, sizeof(ctl), 0, blocking);
         double t0 = now();
         for (size_t left = stream; left;) {
             size_t n = left < biggest ? left : biggest;
-            xfer(fd, ref, n, 0);
+            raw_xfer(fd, ref, n, 0, blocking);
             left -= n;
         }
-        xfer(fd, buf, 1, 1);
+        raw_xfer(fd, buf, 1, 1, blocking);
         printf("stream=%zu mbps=%.1f\n", stream, stream * 8 / (now() - t0) / 1e6);
     } else {
         for (int s = 0; s < nsizes; s++) {
@@ -228,16 +196,16 @@ int main(int argc, char **argv)
             ctl[0] = n;
             ctl[1] = 1;
             memset(buf, 0, n);
-            xfer(fd, ctl, sizeof(ctl), 0);
-            xfer(fd, ref, n, 0);
-            xfer(fd, buf, n, 1);
+            raw_xfer(fd, ctl, sizeof(ctl), 0, blocking);
+            raw_xfer(fd, ref, n, 0, blocking);
+            raw_xfer(fd, buf, n, 1, blocking);
             int bad = memcmp(buf, ref, n) != 0;
             ctl[1] = 2;
             double t0 = now();
-            xfer(fd, ctl, sizeof(ctl), 0);
+            raw_xfer(fd, ctl, sizeof(ctl), 0, blocking);
             for (int k = 0; k < 2; k++) {
-                xfer(fd, buf, n, 0);
-                xfer(fd, buf, n, 1);
+                raw_xfer(fd, buf, n, 0, blocking);
+                raw_xfer(fd, buf, n, 1, blocking);
             }
             double t = (now() - t0) / 2;
             uint64_t reps = (uint64_t) (budget / (t + 1e-9) / 3);
@@ -245,11 +213,11 @@ int main(int argc, char **argv)
             double best = 1e30;
             for (int trial = 0; trial < 3; trial++) {
                 ctl[1] = reps;
-                xfer(fd, ctl, sizeof(ctl), 0);
+                raw_xfer(fd, ctl, sizeof(ctl), 0, blocking);
                 t0 = now();
                 for (uint64_t k = 0; k < reps; k++) {
-                    xfer(fd, buf, n, 0);
-                    xfer(fd, buf, n, 1);
+                    raw_xfer(fd, buf, n, 0, blocking);
+                    raw_xfer(fd, buf, n, 1, blocking);
                 }
                 double d = now() - t0;
                 best = d < best ? d : best;
@@ -261,7 +229,7 @@ int main(int argc, char **argv)
         }
     }
     ctl[0] = 0;
-    xfer(fd, ctl, sizeof(ctl), 0);
+    raw_xfer(fd, ctl, sizeof(ctl), 0, blocking);
     close(fd);
     return 0;
 }

@@ -55,7 +55,7 @@ cvars:
       description : >-
         Largest message in bytes that ch4:tcp sends eagerly, with its header; a larger one
         waits for the receiver to match it (rendezvous, one extra round trip). Default -1:
-        65536, chosen by measurement (doc/tcp.md). 0 sends every nonempty message by
+        2097152 (2 MiB), chosen by measurement (doc/tcp.md). 0 sends every nonempty message by
         rendezvous. At most 16777216. An unexpected eager message larger than
         MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE is held in a buffer of its own size until
         a receive matches it.
