@@ -1,0 +1,59 @@
+/*
+ * mpich-multichannel: decisions of the CMA single-copy path that need no
+ * MPICH, unit-tested in test/unit/test_cma.c.
+ *
+ * The receiver of a large intra-node message reads it from the sender's
+ * address space with process_vm_readv.  Both sides are described by iovec
+ * lists (a window of them at a time for noncontiguous datatypes); a batch is
+ * what one system call moves: at most MPIDI_CMA_IOV_MAX entries a side and
+ * MPIDI_CMA_BATCH_MAX bytes (the kernel moves at most about 2 GiB per call).
+ */
+#ifndef CMA_POLICY_H_INCLUDED
+#define CMA_POLICY_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define MPIDI_CMA_IOV_MAX     1024      /* Linux's UIO_MAXIOV */
+#define MPIDI_CMA_BATCH_MAX   ((size_t) 1 << 30)
+
+/* Where a transfer stands in an iovec list: entry idx, off bytes into it. */
+typedef struct {
+    int idx;
+    size_t off;
+} MPIDI_CMA_pos_t;
+
+/* Fills lout/rout (room for max_iov entries each) with the next batch, from
+ * positions lpos/rpos of local[nlocal] and remote[nremote]; zero-length
+ * entries are skipped.  Returns the bytes the batch covers, the same on both
+ * sides: 0 when either list is exhausted. */
+size_t MPIDI_CMA_batch(const struct iovec *local, int nlocal, MPIDI_CMA_pos_t lpos,
+                       const struct iovec *remote, int nremote, MPIDI_CMA_pos_t rpos,
+                       int max_iov, size_t max_bytes,
+                       struct iovec *lout, int *nl, struct iovec *rout, int *nr);
+
+/* Moves pos forward by n bytes of iov[niov]. */
+void MPIDI_CMA_advance(const struct iovec *iov, int niov, MPIDI_CMA_pos_t * pos, size_t n);
+
+/* Why CMA cannot be used between two local ranks, decided at MPI_Init. */
+typedef enum {
+    MPIDI_CMA_OK = 0,
+    MPIDI_CMA_OFF,              /* MPIR_CVAR_CH4_CMA_ENABLE=0 */
+    MPIDI_CMA_YAMA,             /* kernel.yama.ptrace_scope >= 2 without CAP_SYS_PTRACE */
+    MPIDI_CMA_USERNS,           /* the peer is in another user namespace */
+    MPIDI_CMA_PROBE             /* a test read of the peer failed */
+} MPIDI_CMA_avail_t;
+
+/* ptrace_scope: the Yama setting, -1 when Yama is absent. */
+MPIDI_CMA_avail_t MPIDI_CMA_availability(int enable, int ptrace_scope, int cap_sys_ptrace,
+                                         int same_userns, int probe_errno);
+const char *MPIDI_CMA_avail_str(MPIDI_CMA_avail_t why);
+
+/* A noncontiguous buffer is read with CMA only if its pieces average at least
+ * this many bytes; smaller pieces cost more in iovecs than the copy saves. */
+#define MPIDI_CMA_MIN_AVG_SEG 256
+
+int MPIDI_CMA_worth_iov(size_t bytes, size_t nsegs);
+
+#endif /* CMA_POLICY_H_INCLUDED */
