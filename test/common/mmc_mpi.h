@@ -84,4 +84,26 @@ static inline int mmc_cvar_int(const char *name, int dflt)
     return v;
 }
 
+/* A counter pvar's value through MPI_T (-1 when this MPI has no such pvar). */
+static inline long long mmc_pvar_counter(const char *name)
+{
+    int idx, n, provided;
+    unsigned long long v = 0;
+    long long ret = -1;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS &&
+        MPI_T_pvar_session_create(&s) == MPI_SUCCESS) {
+        if (MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &n) == MPI_SUCCESS) {
+            if (MPI_T_pvar_read(s, h, &v) == MPI_SUCCESS)
+                ret = (long long) v;
+            MPI_T_pvar_handle_free(s, &h);
+        }
+        MPI_T_pvar_session_free(&s);
+    }
+    MPI_T_finalize();
+    return ret;
+}
+
 #endif /* MMC_MPI_H_INCLUDED */
