@@ -51,6 +51,24 @@ static inline void bench_pin(int rank)
     sched_setaffinity(0, sizeof(one), &one);
 }
 
+/* reps round trips of n bytes between ranks 0 and 1 (others only join the
+ * barrier); returns rank 0's elapsed seconds */
+static inline double bench_roundtrips(int rank, void *buf, size_t n, int reps)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int r = 0; r < reps; r++) {
+        if (rank == 0) {
+            MPI_Send(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, (int) n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int) n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+    return MPI_Wtime() - t0;
+}
+
 /* MPI_Init, then rank 0's partners: both benchmarks need one on rank 0's node
  * and one on another node. */
 static inline void bench_init(int *argc, char ***argv, const char *name, int *rank,

@@ -44,22 +44,6 @@ static int cmp_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double roundtrips(int rank, unsigned char *buf, size_t n, int reps)
-{
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (int r = 0; r < reps; r++) {
-        if (rank == 0) {
-            MPI_Send(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int) n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-            MPI_Recv(buf, (int) n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int) n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-        }
-    }
-    return MPI_Wtime() - t0;
-}
-
 static double raw_roundtrips(int rank, int fd, unsigned char *buf, size_t n, int reps)
 {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -163,7 +147,7 @@ int main(int argc, char **argv)
         size_t n = sizes[s];
         /* correctness of the point: rank 1 echoes, rank 0 compares */
         memcpy(buf, ref, n);
-        roundtrips(rank, buf, n, 1);
+        bench_roundtrips(rank, buf, n, 1);
         int bad = rank == 0 && memcmp(buf, ref, n) != 0;
         for (int k = 0; k < 2; k++) {
             if (fd[k] < 0)
@@ -173,13 +157,13 @@ int main(int argc, char **argv)
             bad |= rank == 0 && memcmp(buf, ref, n) != 0;
         }
         /* calibrate repetitions to the budget, from a short trial */
-        double t = roundtrips(rank, buf, n, 2);
+        double t = bench_roundtrips(rank, buf, n, 2);
         int reps = (int) (budget / (t / 2 + 1e-9) / 3);
         reps = reps < 2 ? 2 : reps > 20000 ? 20000 : reps;
         MPI_Bcast(&reps, 1, MPI_INT, 0, MPI_COMM_WORLD);
         double best = 1e30, raw_best[2] = { 1e30, 1e30 };
         for (int trial = 0; trial < 3; trial++) {
-            double d = roundtrips(rank, buf, n, reps);
+            double d = bench_roundtrips(rank, buf, n, reps);
             if (d < best)
                 best = d;
             for (int k = 0; k < 2; k++)

@@ -69,7 +69,9 @@ static inline void mmc_partners(int *intra, int *inter)
     free(node);
 }
 
-/* An integer CVAR's value through MPI_T (dflt when this MPI has no such CVAR). */
+/* An integer CVAR's value through MPI_T (dflt when this MPI has no such CVAR).
+ * MPI_T is left initialized (it is reference-counted): MPICH 4.0.2 loses its
+ * performance variables when MPI_T is finalized and initialized again. */
 static inline int mmc_cvar_int(const char *name, int dflt)
 {
     int idx, n, v = dflt, provided;
@@ -80,11 +82,11 @@ static inline int mmc_cvar_int(const char *name, int dflt)
         MPI_T_cvar_read(h, &v);
         MPI_T_cvar_handle_free(&h);
     }
-    MPI_T_finalize();
     return v;
 }
 
-/* A counter pvar's value through MPI_T (-1 when this MPI has no such pvar). */
+/* A counter pvar's value through MPI_T (-1 when this MPI has no such pvar);
+ * MPI_T is left initialized, see mmc_cvar_int. */
 static inline long long mmc_pvar_counter(const char *name)
 {
     int idx, n, provided;
@@ -102,7 +104,6 @@ static inline long long mmc_pvar_counter(const char *name)
         }
         MPI_T_pvar_session_free(&s);
     }
-    MPI_T_finalize();
     return ret;
 }
 

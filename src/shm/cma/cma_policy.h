@@ -16,6 +16,8 @@
 #include <sys/uio.h>
 
 #define MPIDI_CMA_IOV_MAX     1024      /* Linux's UIO_MAXIOV */
+/* MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD -1: from the measurements in doc/cma.md */
+#define MPIDI_CMA_THRESHOLD_DEFAULT (4 * 1024 * 1024)
 #define MPIDI_CMA_BATCH_MAX   ((size_t) 1 << 30)
 
 /* Where a transfer stands in an iovec list: entry idx, off bytes into it. */

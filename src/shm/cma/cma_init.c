@@ -1,0 +1,208 @@
+/*
+ * mpich-multichannel: CMA CVARs, pvars and the availability check at
+ * MPI_Init (see cma_post.h and doc/cma.md).
+ */
+#include "mpidimpl.h"
+#include "cma_post.h"
+#include "cma_policy.h"
+#include "mpidu_init_shm.h"
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories:
+    - name        : CH4_CMA
+      description : cvars that control the CMA single-copy path of ch4 shared memory
+
+cvars:
+    - name        : MPIR_CVAR_CH4_CMA_ENABLE
+      category    : CH4_CMA
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Default true: a large message between ranks of one node is moved with one
+        process_vm_readv copy (Cross Memory Attach) when the kernel allows it, which
+        MPI_Init checks (Yama ptrace_scope, user namespaces, a test read between the local
+        ranks); a read refused later sends that message through the copy path. false: every
+        message goes through shared memory with two copies. MPIR_CVAR_DEBUG_SUMMARY=1
+        prints whether CMA is used and why not.
+
+    - name        : MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD
+      category    : CH4_CMA
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Smallest message in bytes sent with CMA; smaller ones go through shared memory.
+        Default -1: 4194304 (4 MiB), chosen by measurement (doc/cma.md): on the machine
+        measured, smaller messages are faster through shared memory. 0 sends every
+        message with CMA. Must be -1 or more.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+MPIDI_CMA_global_t MPIDI_CMA_global;
+
+/* read by the local ranks' test reads */
+static volatile uint64_t probe_word;
+
+typedef struct {
+    uint64_t userns;
+    uint64_t probe_addr;
+    uint64_t probe_val;
+    int32_t pid;
+} cma_info_t;
+
+static void register_pvar(const char *name, unsigned long long *addr, const char *desc)
+{
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, name, addr, 1,
+                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
+                              NULL, NULL, "CH4_CMA", desc);
+}
+
+int MPIDI_CMA_init_local(void)
+{
+    MPIDI_CMA_global_t *g = &MPIDI_CMA_global;
+
+    if (MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD < -1) {
+        char val[32];
+        snprintf(val, sizeof(val), "%d", MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                                    "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", val);
+    }
+    g->threshold = MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT :
+        (size_t) MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD;
+    g->enabled = 0;
+    g->pid = (int32_t) getpid();
+    g->msgs = g->bytes = g->fallbacks = 0;
+    register_pvar("cma_msgs", &g->msgs, "Messages received with CMA (process_vm_readv)");
+    register_pvar("cma_bytes", &g->bytes, "Bytes received with CMA");
+    register_pvar("cma_fallbacks", &g->fallbacks,
+                  "Messages sent with CMA whose read the kernel refused: delivered through "
+                  "shared memory instead");
+    return MPI_SUCCESS;
+}
+
+/* Yama's ptrace_scope, -1 when Yama is absent */
+static int read_ptrace_scope(void)
+{
+    int v = -1;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+static int have_cap_sys_ptrace(void)
+{
+    char line[256];
+    unsigned long long caps = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "CapEff: %llx", &caps) == 1)
+            break;
+    fclose(f);
+    return (caps >> 19) & 1;    /* CAP_SYS_PTRACE */
+}
+
+static uint64_t userns_id(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/user", &st) == 0 ? (uint64_t) st.st_ino : 0;
+}
+
+/* 0 when the peer's test word reads back as published, else an errno */
+static int probe(const cma_info_t * peer)
+{
+    uint64_t v = 0;
+    struct iovec l = { &v, sizeof(v) }, r = { (void *) (uintptr_t) peer->probe_addr, sizeof(v) };
+    ssize_t n = process_vm_readv(peer->pid, &l, 1, &r, 1, 0);
+    if (n < 0)
+        return errno;
+    return n == sizeof(v) && v == peer->probe_val ? 0 : EIO;
+}
+
+int MPIDI_CMA_init_world(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_CMA_global_t *g = &MPIDI_CMA_global;
+    int nlocal = MPIR_Process.local_size, me = MPIR_Process.local_rank;
+    MPIDI_CMA_avail_t why = MPIDI_CMA_OK;
+
+    g->ok = MPL_calloc(MPIR_Process.size, 1, MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!g->ok, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    if (nlocal < 2)
+        goto fn_exit;
+
+    int scope = read_ptrace_scope();
+    if (MPIR_CVAR_CH4_CMA_ENABLE && scope == 1)
+        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    /* every local rank takes part in the exchange, enabled or not */
+    cma_info_t mine = {.userns = userns_id(), .probe_addr = (uint64_t) (uintptr_t) & probe_word,
+        .pid = g->pid
+    };
+    probe_word = mine.probe_val = ((uint64_t) mine.pid << 32) ^ 0x6d6d63636d61ULL;
+    MPL_COMPILE_TIME_ASSERT(sizeof(cma_info_t) <= MPIDU_INIT_SHM_BLOCK_SIZE);
+    mpi_errno = MPIDU_Init_shm_put(&mine, sizeof(mine));
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    int usable = 0, cap = have_cap_sys_ptrace();
+    for (int i = 0; i < nlocal; i++) {
+        cma_info_t peer;
+        if (i == me)
+            continue;
+        mpi_errno = MPIDU_Init_shm_get(i, sizeof(peer), &peer);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_CMA_avail_t a = MPIDI_CMA_availability(MPIR_CVAR_CH4_CMA_ENABLE, scope, cap,
+                                                     peer.userns == mine.userns,
+                                                     MPIR_CVAR_CH4_CMA_ENABLE ? probe(&peer) : 0);
+        if (a == MPIDI_CMA_OK) {
+            g->ok[MPIR_Process.node_local_map[i]] = 1;
+            usable++;
+        } else if (why == MPIDI_CMA_OK) {
+            why = a;
+        }
+    }
+    /* the slots are reused by whoever exchanges next */
+    mpi_errno = MPIDU_Init_shm_barrier();
+    MPIR_ERR_CHECK(mpi_errno);
+    g->enabled = usable > 0;
+    if (MPIR_CVAR_DEBUG_SUMMARY && me == 0) {
+        if (why == MPIDI_CMA_OK)
+            printf("CMA single-copy: on, messages of %zu bytes and more\n", g->threshold);
+        else
+            printf("CMA single-copy: %s with %d of %d local ranks: %s\n",
+                   usable ? "on" : "off", usable, nlocal - 1, MPIDI_CMA_avail_str(why));
+        fflush(stdout);
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_CMA_mpi_finalize_hook(void)
+{
+    MPL_free(MPIDI_CMA_global.ok);
+    MPIDI_CMA_global.ok = NULL;
+    MPIDI_CMA_global.enabled = 0;
+    return MPI_SUCCESS;
+}
