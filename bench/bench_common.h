@@ -51,6 +51,15 @@ static inline void bench_pin(int rank)
     sched_setaffinity(0, sizeof(one), &one);
 }
 
+/* MPI_Init, rank and size, and the rank pinned (bench_pin) */
+static inline void bench_start(int *argc, char ***argv, int *rank, int *nprocs)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, nprocs);
+    bench_pin(*rank);
+}
+
 /* reps round trips of n bytes between ranks 0 and 1 (others only join the
  * barrier); returns rank 0's elapsed seconds */
 static inline double bench_roundtrips(int rank, void *buf, size_t n, int reps)

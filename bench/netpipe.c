@@ -92,10 +92,7 @@ int main(int argc, char **argv)
     const char *list = NULL, *raw_addr = NULL;
     int raw_buf[2] = { 0, -1 }, fd[2] = { -1, -1 };
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    bench_pin(rank);
+    bench_start(&argc, &argv, &rank, &nprocs);
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes"))
             list = argv[i + 1];

@@ -51,10 +51,7 @@ int main(int argc, char **argv)
     int nsizes = 0;
     const char *list = "65536,262144,1048576,4194304,16777216,67108864";
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    bench_pin(rank);
+    bench_start(&argc, &argv, &rank, &nprocs);
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes"))
             list = argv[i + 1];
