@@ -167,14 +167,14 @@ void MPIDI_TCP_set_writing(MPIDI_TCP_conn_t * c, int writing)
     }
 }
 
-int MPIDI_TCP_flush_all(void)
+/* a write error fails and frees its connection (MPIDI_TCP_flush) */
+void MPIDI_TCP_flush_all(void)
 {
     for (MPIDI_TCP_conn_t * c = MPIDI_TCP_global.conns, *next; c; c = next) {
         next = c->next;
         if (c->writing)
             MPIDI_TCP_flush(c);
     }
-    return MPI_SUCCESS;
 }
 
 int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,

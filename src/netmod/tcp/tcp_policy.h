@@ -16,8 +16,8 @@
 /* Eager limit when MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE is -1: chosen from the
  * sweep in doc/tcp.md. */
 #define MPIDI_TCP_EAGER_DEFAULT   (2 * 1024 * 1024)
-/* Largest accepted eager limit: MPICH keeps unexpected eager messages in
- * pack buffers of this size, allocated 16 at a time. */
+/* Largest accepted eager limit: an unexpected eager message is held in memory
+ * at its own size until a receive matches it. */
 #define MPIDI_TCP_EAGER_MAX       (16 * 1024 * 1024)
 
 /* Bytes requested from the socket when looking for the next header.  A

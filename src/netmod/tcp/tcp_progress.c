@@ -317,17 +317,10 @@ void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err)
     MPIR_Request *rreq = c->rx_req;
     if (!c->rx_active || rreq == NULL)
         return;
-    if (c->rx_held) {
-        c->rx_held = NULL;
+    if (c->rx_held)
         HELD(rreq)->err = err;
-        HELD(rreq)->done = 1;
-        c->rx_active = 0;
-        c->rx_req = NULL;
-        if (HELD(rreq)->matched)
-            deliver_held(rreq);
-        return;
-    }
-    rreq->status.MPI_ERROR = err;
+    else
+        rreq->status.MPI_ERROR = err;
     finish_payload(c);
 }
 

@@ -156,7 +156,7 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected);
 int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_set_writing(MPIDI_TCP_conn_t * c, int writing);
-int MPIDI_TCP_flush_all(void);
+void MPIDI_TCP_flush_all(void);
 void MPIDI_TCP_await_done(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr);
 
 /* tcp_progress.c */
