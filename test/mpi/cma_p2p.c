@@ -7,9 +7,11 @@
  * after it intact); with the argument "big", one message over 2 GiB.
  *
  * The last argument says what the cma_* pvars must show, summed over the
- * ranks: "cma" (messages moved by CMA, no fallback), "fallback" (reads
- * refused, every message delivered through the copy path) or "off" (CMA
- * never tried).  Run with 2 or 3 ranks on one node.
+ * ranks: "cma" (messages moved by CMA, no fallback), "split" (the same, and
+ * messages split between the sender's write and the receiver's read),
+ * "nosplit" (none split), "fallback" (copies refused, those messages
+ * delivered through the copy path) or "off" (CMA never tried).  Run with 2
+ * or 3 ranks on one node.
  */
 #include "mmc_test.h"
 #include "cma_policy.h"
@@ -308,15 +310,23 @@ int main(int argc, char **argv)
         probes_ssend_cancel();
         truncation();
     }
-    long long mine[2] = { mmc_pvar_counter("cma_msgs"), mmc_pvar_counter("cma_fallbacks") };
-    long long sum[2];
-    MPI_Allreduce(mine, sum, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long long mine[3] = { mmc_pvar_counter("cma_msgs"), mmc_pvar_counter("cma_fallbacks"),
+        mmc_pvar_counter("cma_splits")
+    };
+    long long sum[3];
+    MPI_Allreduce(mine, sum, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("cma_msgs %lld cma_fallbacks %lld\n", sum[0], sum[1]);
-        if (!strcmp(expect, "cma") && (sum[0] <= 0 || sum[1] != 0))
+        printf("cma_msgs %lld cma_fallbacks %lld cma_splits %lld\n", sum[0], sum[1], sum[2]);
+        int cma = !strcmp(expect, "cma"), split = !strcmp(expect, "split"),
+            nosplit = !strcmp(expect, "nosplit");
+        if ((cma || split || nosplit) && (sum[0] <= 0 || sum[1] != 0))
             MMC_ERR("expected messages moved by CMA and no fallback\n");
+        if (split && sum[2] <= 0)
+            MMC_ERR("expected messages split between sender and receiver\n");
+        if (nosplit && sum[2] != 0)
+            MMC_ERR("expected no message split\n");
         if (!strcmp(expect, "fallback") && sum[1] <= 0)
-            MMC_ERR("expected refused reads delivered through the copy path\n");
+            MMC_ERR("expected refused copies delivered through the copy path\n");
         if (!strcmp(expect, "off") && (sum[0] != 0 || sum[1] != 0))
             MMC_ERR("expected CMA not to be used\n");
     }

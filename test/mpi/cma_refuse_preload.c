@@ -1,10 +1,12 @@
 /*
- * LD_PRELOAD library for the CMA tests: process_vm_readv as a kernel that
- * refuses.  MMC_CMA_ALLOW=N lets the first N calls through (the test reads of
- * MPI_Init are one per local peer), then every call fails with
- * MMC_CMA_ERRNO (EPERM, ESRCH, EFAULT or ENOSYS; default EPERM), or, with
- * MMC_CMA_SHORT=1, moves at most half of what it is asked for (a partial read
- * that must be resumed).
+ * LD_PRELOAD library for the CMA tests: process_vm_readv and
+ * process_vm_writev as a kernel that refuses.  MMC_CMA_ALLOW=N lets the first
+ * N calls through (the test reads of MPI_Init are one per local peer), then
+ * every call fails with MMC_CMA_ERRNO (EPERM, ESRCH, EFAULT or ENOSYS;
+ * default EPERM), or, with MMC_CMA_SHORT=1, moves at most half of what it is
+ * asked for (a partial copy that must be resumed).  MMC_CMA_OPS=write
+ * refuses only writes (the sender's part of a split message), =read only
+ * reads; default both.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -13,8 +15,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-typedef ssize_t(*readv_fn) (pid_t, const struct iovec *, unsigned long, const struct iovec *,
-                            unsigned long, unsigned long);
+typedef ssize_t(*vm_fn) (pid_t, const struct iovec *, unsigned long, const struct iovec *,
+                         unsigned long, unsigned long);
 
 static int errno_of(const char *s)
 {
@@ -27,15 +29,13 @@ static int errno_of(const char *s)
     return EPERM;
 }
 
-ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long liovcnt,
-                         const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
+static ssize_t maybe_refuse(const char *op, vm_fn real, pid_t pid, const struct iovec *local,
+                            unsigned long liovcnt, const struct iovec *remote,
+                            unsigned long riovcnt, unsigned long flags)
 {
     static long calls;
-    static readv_fn real;
-    const char *allow = getenv("MMC_CMA_ALLOW");
-    if (!real)
-        real = (readv_fn) dlsym(RTLD_NEXT, "process_vm_readv");
-    if (allow && calls++ < atol(allow))
+    const char *allow = getenv("MMC_CMA_ALLOW"), *ops = getenv("MMC_CMA_OPS");
+    if ((allow && calls++ < atol(allow)) || (ops && strcmp(ops, op)))
         return real(pid, local, liovcnt, remote, riovcnt, flags);
     if (getenv("MMC_CMA_SHORT")) {
         /* the first half of the first local entry only */
@@ -45,4 +45,22 @@ ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long lio
     }
     errno = errno_of(getenv("MMC_CMA_ERRNO"));
     return -1;
+}
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long liovcnt,
+                         const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
+{
+    static vm_fn real;
+    if (!real)
+        real = (vm_fn) dlsym(RTLD_NEXT, "process_vm_readv");
+    return maybe_refuse("read", real, pid, local, liovcnt, remote, riovcnt, flags);
+}
+
+ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long liovcnt,
+                          const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
+{
+    static vm_fn real;
+    if (!real)
+        real = (vm_fn) dlsym(RTLD_NEXT, "process_vm_writev");
+    return maybe_refuse("write", real, pid, local, liovcnt, remote, riovcnt, flags);
 }

@@ -154,8 +154,24 @@ static void test_availability(void)
     CHECK(MPIDI_CMA_availability(1, 0, 0, 1, 1) == MPIDI_CMA_PROBE);
     CHECK(MPIDI_CMA_availability(0, 0, 0, 1, 0) == MPIDI_CMA_OFF);
     CHECK(strstr(MPIDI_CMA_avail_str(MPIDI_CMA_YAMA), "ptrace_scope") != NULL);
-    CHECK(MPIDI_CMA_worth_iov(1 << 20, 16) && !MPIDI_CMA_worth_iov(1 << 20, 1 << 20));
-    CHECK(!MPIDI_CMA_worth_iov(100, 0));
+}
+
+static void test_split(void)
+{
+    const size_t M = 1 << 20;
+    CHECK(MPIDI_CMA_split_point(16 * M, 0, 1) == 0);    /* 0: never */
+    CHECK(MPIDI_CMA_split_point(16 * M, 4 * M, 0) == 0);        /* noncontiguous receiver */
+    CHECK(MPIDI_CMA_split_point(4 * M - 1, 4 * M, 1) == 0);
+    CHECK(MPIDI_CMA_split_point(4 * M, 4 * M, 1) == 2 * M);
+    /* on a page boundary, never past the middle */
+    size_t odd = 5 * M + 12345, p = MPIDI_CMA_split_point(odd, 1, 1);
+    CHECK(p % MPIDI_CMA_PAGE == 0 && p <= odd / 2 && odd / 2 - p < MPIDI_CMA_PAGE);
+    /* below two pages: half, and both parts non-empty */
+    CHECK(MPIDI_CMA_split_point(3, 1, 1) == 1 && MPIDI_CMA_split_point(8191, 1, 1) == 4095);
+    CHECK(MPIDI_CMA_split_point(8192, 1, 1) == 4096);
+    CHECK(MPIDI_CMA_split_point(1, 1, 1) == 0 && MPIDI_CMA_split_point(0, 1, 1) == 0);
+    /* more than 4 GiB */
+    CHECK(MPIDI_CMA_split_point((size_t) 5 << 30, 4 * M, 1) == (size_t) 5 << 29);
 }
 
 int main(void)
@@ -165,5 +181,6 @@ int main(void)
     run("batches never pass the shorter side", test_uneven);
     run("5 GiB in 1 GiB batches", test_huge);
     run("availability decided from Yama, user namespace and probe", test_availability);
+    run("split point: threshold, contiguity, page boundary", test_split);
     return unit_summary();
 }

@@ -6,5 +6,7 @@ noinst_HEADERS += src/mpid/ch4/shm/ipc/cma/cma_pre.h \
                   src/mpid/ch4/shm/ipc/cma/cma_policy.h
 
 mpi_core_sources += src/mpid/ch4/shm/ipc/cma/cma_init.c \
+                    src/mpid/ch4/shm/ipc/cma/cma_copy.c \
                     src/mpid/ch4/shm/ipc/cma/cma_recv.c \
+                    src/mpid/ch4/shm/ipc/cma/cma_send.c \
                     src/mpid/ch4/shm/ipc/cma/cma_policy.c

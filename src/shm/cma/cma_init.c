@@ -47,6 +47,20 @@ cvars:
         measured, smaller messages are faster through shared memory. 0 sends every
         message with CMA. Must be -1 or more.
 
+    - name        : MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD
+      category    : CH4_CMA
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Smallest CMA message in bytes that is split between both ranks' cores: the sender,
+        waiting for it, writes the second half with process_vm_writev while the receiver
+        reads the first (contiguous receive buffers only). A split message needs the sender
+        to be in an MPI call, as a rendezvous does. Default -1: 4194304 (4 MiB), chosen by
+        measurement (doc/cma.md). 0 never splits. Must be -1 or more.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -70,27 +84,67 @@ static void register_pvar(const char *name, unsigned long long *addr, const char
                               NULL, NULL, "CH4_CMA", desc);
 }
 
+/* a threshold CVAR: -1 = the default, else bytes */
+static int threshold(const char *name, int val, size_t dflt, size_t * out)
+{
+    if (val < -1) {
+        char s[32];
+        snprintf(s, sizeof(s), "%d", val);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s", name, s);
+    }
+    *out = val < 0 ? dflt : (size_t) val;
+    return MPI_SUCCESS;
+}
+
+static int split_cb(void *am_hdr, void *data, MPI_Aint in_data_sz, uint32_t attr,
+                    MPIR_Request ** req)
+{
+    const MPIDI_CMA_split_hdr_t *hdr = am_hdr;
+    if (attr & MPIDIG_AM_ATTR__IS_ASYNC)
+        *req = NULL;
+    switch (hdr->op) {
+        case MPIDI_CMA_WRITE:
+            return MPIDI_CMA_write_part(hdr);
+        case MPIDI_CMA_WRITTEN:
+            return MPIDI_CMA_written(hdr);
+    }
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_FATAL, __func__, __LINE__, MPI_ERR_INTERN,
+                                "**intern", "**intern %s", "unknown CMA split message");
+}
+
 int MPIDI_CMA_init_local(void)
 {
+    int mpi_errno;
     MPIDI_CMA_global_t *g = &MPIDI_CMA_global;
 
-    if (MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD < -1) {
-        char val[32];
-        snprintf(val, sizeof(val), "%d", MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD);
+    mpi_errno = threshold("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
+                          MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD, MPIDI_CMA_THRESHOLD_DEFAULT,
+                          &g->threshold);
+    if (mpi_errno)
+        return mpi_errno;
+    mpi_errno = threshold("MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD",
+                          MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD, MPIDI_CMA_SPLIT_DEFAULT,
+                          &g->split_threshold);
+    if (mpi_errno)
+        return mpi_errno;
+    /* every process registers it, in the same order, so the id matches */
+    g->split_handler = MPIDIG_am_reg_cb_dynamic(NULL, &split_cb);
+    if (g->split_handler < 0)
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                    MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
-                                    "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", val);
-    }
-    g->threshold = MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT :
-        (size_t) MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD;
+                                    MPI_ERR_OTHER, "**intern", "**intern %s",
+                                    "no AM handler id left for CMA");
     g->enabled = 0;
     g->pid = (int32_t) getpid();
-    g->msgs = g->bytes = g->fallbacks = 0;
+    g->msgs = g->bytes = g->fallbacks = g->splits = 0;
     register_pvar("cma_msgs", &g->msgs, "Messages received with CMA (process_vm_readv)");
     register_pvar("cma_bytes", &g->bytes, "Bytes received with CMA");
     register_pvar("cma_fallbacks", &g->fallbacks,
                   "Messages sent with CMA whose read the kernel refused: delivered through "
                   "shared memory instead");
+    register_pvar("cma_splits", &g->splits,
+                  "Messages received with CMA whose second part the sender wrote "
+                  "(process_vm_writev) while this rank read the first");
     return MPI_SUCCESS;
 }
 
@@ -185,8 +239,12 @@ int MPIDI_CMA_init_world(void)
     MPIR_ERR_CHECK(mpi_errno);
     g->enabled = usable > 0;
     if (MPIR_CVAR_DEBUG_SUMMARY && me == 0) {
-        if (why == MPIDI_CMA_OK)
-            printf("CMA single-copy: on, messages of %zu bytes and more\n", g->threshold);
+        if (why == MPIDI_CMA_OK && g->split_threshold)
+            printf("CMA single-copy: on, messages of %zu bytes and more, split from %zu bytes\n",
+                   g->threshold, g->split_threshold);
+        else if (why == MPIDI_CMA_OK)
+            printf("CMA single-copy: on, messages of %zu bytes and more, never split\n",
+                   g->threshold);
         else
             printf("CMA single-copy: %s with %d of %d local ranks: %s\n",
                    usable ? "on" : "off", usable, nlocal - 1, MPIDI_CMA_avail_str(why));

@@ -99,7 +99,11 @@ const char *MPIDI_CMA_avail_str(MPIDI_CMA_avail_t why)
     return "unknown";
 }
 
-int MPIDI_CMA_worth_iov(size_t bytes, size_t nsegs)
+size_t MPIDI_CMA_split_point(size_t bytes, size_t threshold, int recv_contig)
 {
-    return nsegs > 0 && bytes / nsegs >= MPIDI_CMA_MIN_AVG_SEG;
+    if (threshold == 0 || bytes < threshold || !recv_contig || bytes < 2)
+        return 0;
+    if (bytes < 2 * MPIDI_CMA_PAGE)
+        return bytes / 2;
+    return (bytes / 2) & ~((size_t) MPIDI_CMA_PAGE - 1);
 }

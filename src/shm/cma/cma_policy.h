@@ -52,10 +52,18 @@ MPIDI_CMA_avail_t MPIDI_CMA_availability(int enable, int ptrace_scope, int cap_s
                                          int same_userns, int probe_errno);
 const char *MPIDI_CMA_avail_str(MPIDI_CMA_avail_t why);
 
-/* A noncontiguous buffer is read with CMA only if its pieces average at least
- * this many bytes; smaller pieces cost more in iovecs than the copy saves. */
-#define MPIDI_CMA_MIN_AVG_SEG 256
+/* The split: a single process_vm_readv keeps one core busy while the
+ * sender's core idles in its wait, so the receiver of a large message into a
+ * contiguous buffer asks the sender to write the second part of it with
+ * process_vm_writev while it reads the first.
+ * MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD -1: from the measurements in doc/cma.md */
+#define MPIDI_CMA_SPLIT_DEFAULT ((size_t) 4 * 1024 * 1024)
+#define MPIDI_CMA_PAGE 4096
 
-int MPIDI_CMA_worth_iov(size_t bytes, size_t nsegs);
+/* The byte at which the sender's part of a bytes-long message starts: half
+ * of it, on a page boundary once it is at least two pages.  0 = not split:
+ * threshold 0 (never), a message below the threshold, or a noncontiguous
+ * receive buffer. */
+size_t MPIDI_CMA_split_point(size_t bytes, size_t threshold, int recv_contig);
 
 #endif /* CMA_POLICY_H_INCLUDED */

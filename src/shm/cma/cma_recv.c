@@ -2,55 +2,78 @@
  * mpich-multichannel: the receiver's side of a CMA message (see cma_post.h).
  */
 #include "mpidimpl.h"
+#include "mpidch4r.h"
 #include "cma_post.h"
 #include "cma_policy.h"
 #include "mpidig_pt2pt_callbacks.h"
 
-#include <sys/uio.h>
+/* the receiver's record of a split message, until the sender says how its
+ * part went */
+typedef struct {
+    MPIR_Request *rreq, *sreq;
+    size_t bytes;
+    int err;                    /* of the receiver's own read */
+} split_rec_t;
 
-/* windows of iovecs per side and the batch built from them */
-static struct iovec lwin[MPIDI_CMA_IOV_MAX], rwin[MPIDI_CMA_IOV_MAX];
-static struct iovec lbat[MPIDI_CMA_IOV_MAX], rbat[MPIDI_CMA_IOV_MAX];
-
-/* Reads bytes [done, total) of the sender's data into the receive buffer, one
- * window of iovecs a side at a time.  Returns 0, or the errno of a read that
- * failed or could not progress (done then says how far it got). */
-static int read_all(pid_t pid, const void *rbuf, MPI_Aint rcount, MPI_Datatype rtype,
-                    void *lbuf, MPI_Aint lcount, MPI_Datatype ltype, size_t total, size_t *done)
+/* A read refused (EPERM, ESRCH, EFAULT, ENOSYS, ...) or stuck: MPIDIG's own
+ * rendezvous asks the sender for the data, which comes through shared memory
+ * into the same receive buffer and completes both requests. */
+static int fall_back(MPIR_Request * rreq)
 {
-    const MPIDI_CMA_pos_t start = { 0, 0 };
-    while (*done < total) {
-        MPI_Aint nl, lbytes, nr, rbytes;
-        size_t want = MPL_MIN(total - *done, MPIDI_CMA_BATCH_MAX);
-        MPIR_Typerep_to_iov(lbuf, lcount, ltype, *done, lwin, MPIDI_CMA_IOV_MAX, want, &nl, &lbytes);
-        MPIR_Typerep_to_iov(rbuf, rcount, rtype, *done, rwin, MPIDI_CMA_IOV_MAX, lbytes, &nr,
-                            &rbytes);
-        int kl, kr;
-        size_t n = MPIDI_CMA_batch(lwin, (int) nl, start, rwin, (int) nr, start, MPIDI_CMA_IOV_MAX,
-                                   want, lbat, &kl, rbat, &kr);
-        if (n == 0)
-            return EIO;
-        ssize_t got = process_vm_readv(pid, lbat, kl, rbat, kr, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return got < 0 ? errno : EIO;
-        *done += (size_t) got;
-    }
-    return 0;
+    MPIDI_CMA_global.fallbacks++;
+    return MPIDIG_do_cts(rreq);
 }
 
-int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size_t recv_data_sz,
-                              int *fallback)
+/* what ipc_p2p.h does after a copy, for a message finished later */
+static int complete(MPIR_Request * rreq, MPIR_Request * sreq)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIR_Datatype *dt = NULL;
-    const void *rbuf = (const void *) (uintptr_t) ipc_hdr->ipc_handle.cma.addr;
-    MPI_Aint rcount = (MPI_Aint) recv_data_sz;
-    MPI_Datatype rtype = MPI_BYTE;
-    size_t done = 0;
+    MPIDI_IPC_ack_t ack = {.ipc_type = MPIDI_IPCI_TYPE__CMA,.req_ptr = sreq };
+    CH4_CALL(am_send_hdr(MPIDIG_REQUEST(rreq, u.recv.source), rreq->comm, MPIDI_IPC_ACK,
+                         &ack, sizeof(ack), MPIDIG_REQUEST(rreq, req->local_vci),
+                         MPIDIG_REQUEST(rreq, req->remote_vci)), 1, mpi_errno);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(rreq, datatype));
+    MPID_Request_complete(rreq);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
 
-    *fallback = 0;
+/* Asks the sender to write bytes [split, bytes) into the contiguous receive
+ * buffer; NULL (then the receiver reads it all) when out of memory. */
+static split_rec_t *start_split(MPIR_Request * rreq, MPIR_Request * sreq, size_t split,
+                                size_t bytes, MPI_Aint true_lb, int *mpi_errno)
+{
+    split_rec_t *rec = MPL_malloc(sizeof(*rec), MPL_MEM_OTHER);
+    if (!rec)
+        return NULL;
+    *rec = (split_rec_t) {.rreq = rreq,.sreq = sreq,.bytes = bytes };
+    MPIDI_CMA_split_hdr_t hdr = {.op = MPIDI_CMA_WRITE,.pid = MPIDI_CMA_global.pid,
+        .sreq = sreq,.rec = rec,.from = split,.to = bytes,
+        .raddr = (uint64_t) (uintptr_t) ((char *) MPIDIG_REQUEST(rreq, buffer) + true_lb)
+    };
+    CH4_CALL(am_send_hdr(MPIDIG_REQUEST(rreq, u.recv.source), rreq->comm,
+                         MPIDI_CMA_global.split_handler, &hdr, sizeof(hdr),
+                         MPIDIG_REQUEST(rreq, req->local_vci), MPIDIG_REQUEST(rreq,
+                                                                             req->remote_vci)),
+             1, *mpi_errno);
+    return rec;
+}
+
+int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, MPIR_Request * sreq,
+                              size_t recv_data_sz, int *deferred)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Datatype *dt = NULL, *rdt;
+    const void *rbuf = (const void *) (uintptr_t) ipc_hdr->ipc_handle.cma.addr;
+    MPI_Aint rcount = (MPI_Aint) recv_data_sz, true_lb;
+    MPI_Datatype rtype = MPI_BYTE;
+    size_t done = 0, dsz;
+    int contig;
+
+    *deferred = 0;
     if (!ipc_hdr->is_contig) {
         /* the sender's datatype came flattened behind the header */
         dt = (MPIR_Datatype *) MPIR_Handle_obj_alloc(&MPIR_Datatype_mem);
@@ -60,21 +83,27 @@ int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size
         rcount = ipc_hdr->count;
         rtype = dt->handle;
     }
-    int err = read_all(ipc_hdr->ipc_handle.cma.pid, rbuf, rcount, rtype,
-                       MPIDIG_REQUEST(rreq, buffer), MPIDIG_REQUEST(rreq, count),
-                       MPIDIG_REQUEST(rreq, datatype), recv_data_sz, &done);
-    if (err == 0) {
+    MPIDI_Datatype_get_info(MPIDIG_REQUEST(rreq, count), MPIDIG_REQUEST(rreq, datatype), contig,
+                            dsz, rdt, true_lb);
+    size_t split = MPIDI_CMA_split_point(recv_data_sz, MPIDI_CMA_global.split_threshold, contig);
+    split_rec_t *rec = split ? start_split(rreq, sreq, split, recv_data_sz, true_lb,
+                                           &mpi_errno) : NULL;
+    MPIR_ERR_CHECK(mpi_errno);
+    int err = MPIDI_CMA_copy(0, ipc_hdr->ipc_handle.cma.pid, rbuf, rcount, rtype,
+                             MPIDIG_REQUEST(rreq, buffer), MPIDIG_REQUEST(rreq, count),
+                             MPIDIG_REQUEST(rreq, datatype), rec ? split : recv_data_sz, &done);
+    if (rec) {
+        /* finished when the sender's WRITTEN arrives (MPIDI_CMA_written) */
+        rec->err = err;
+        *deferred = 1;
+    } else if (err == 0) {
         MPIDI_CMA_global.msgs++;
         MPIDI_CMA_global.bytes += done;
-        goto fn_exit;
+    } else {
+        *deferred = 1;
+        mpi_errno = fall_back(rreq);
+        MPIR_ERR_CHECK(mpi_errno);
     }
-    /* refused (EPERM, ESRCH, EFAULT, ENOSYS, ...) or stuck: MPIDIG's own rendezvous
-     * asks the sender for the data, which comes through shared memory into
-     * the same receive buffer */
-    MPIDI_CMA_global.fallbacks++;
-    *fallback = 1;
-    mpi_errno = MPIDIG_do_cts(rreq);
-    MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
     if (dt)
@@ -82,4 +111,21 @@ int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+int MPIDI_CMA_written(const MPIDI_CMA_split_hdr_t * hdr)
+{
+    int mpi_errno;
+    split_rec_t *rec = hdr->rec;
+    if (rec->err == 0 && hdr->err == 0) {
+        MPIDI_CMA_global.msgs++;
+        MPIDI_CMA_global.splits++;
+        MPIDI_CMA_global.bytes += rec->bytes;
+        mpi_errno = complete(rec->rreq, rec->sreq);
+    } else {
+        /* either part refused: the whole message again, through the copy path */
+        mpi_errno = fall_back(rec->rreq);
+    }
+    MPL_free(rec);
+    return mpi_errno;
 }
