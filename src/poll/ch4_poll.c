@@ -5,6 +5,8 @@
 #include "mpidimpl.h"
 #include "ch4_poll.h"
 
+#include <sched.h>
+
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
 
@@ -63,6 +65,21 @@ cvars:
         the netmod is polled at least once every this many passes. Default 1000; must be
         1 or more (1 makes every policy round-robin).
 
+    - name        : MPIR_CVAR_CH4_POLL_YIELD_AFTER
+      category    : CH4_POLL
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Consecutive progress passes that discover nothing after which a rank calls
+        sched_yield() at the end of each further empty pass, giving its core to the rank it
+        waits for; it keeps polling every channel. Default -1 (auto): after 32 passes when
+        more ranks of the job run on this machine than CPUs their affinity masks allow,
+        never otherwise (decided at MPI_Init, see doc/arbiter.md). 0 never yields (stock
+        ch4). Must be -1 or more and the same on every rank.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -109,6 +126,69 @@ static void register_pvars(void)
                   &a->ratio_updates, "Times the dynamic ratio was recomputed");
     register_pvar(MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_ratio", &a->ratio,
                   "Current shared-memory polls per netmod poll (outside wait hints)");
+    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_yields",
+                  &a->yields, "Empty progress passes that ended with sched_yield()");
+    register_pvar(MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_yield_after",
+                  &a->yield_after, "Empty passes before a rank yields (0: never)");
+}
+
+/* The kernel this rank runs on: a hash of its boot id, which network
+ * namespaces and containers on one machine share (the host name, when there
+ * is no boot id). */
+static uint64_t machine_id(void)
+{
+    char id[256] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(id, sizeof(id), f))
+            id[0] = '\0';
+        fclose(f);
+    }
+    if (!id[0] && gethostname(id, sizeof(id) - 1) != 0)
+        id[0] = '\0';
+    uint64_t h = 14695981039346656037ULL;       /* FNV-1a */
+    for (const char *c = id; *c; c++)
+        h = (h ^ (unsigned char) *c) * 1099511628211ULL;
+    return h;
+}
+
+static void my_place(MPIDI_POLL_place_t * p)
+{
+    cpu_set_t set;
+    memset(p, 0, sizeof(*p));
+    p->machine = machine_id();
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (int i = 0; i < CPU_SETSIZE && i < 64 * MPIDI_POLL_CPU_WORDS; i++)
+            if (CPU_ISSET(i, &set))
+                p->cpus[i / 64] |= 1ULL << (i % 64);
+    } else {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long i = 0; i < n && i < 64 * MPIDI_POLL_CPU_WORDS; i++)
+            p->cpus[i / 64] |= 1ULL << (i % 64);
+    }
+}
+
+/* Whether this rank's machine runs more ranks of the job than CPUs they may
+ * use: one PMI allgather of every rank's place (only under auto). */
+static int machine_oversubscribed(int *over, unsigned *ranks, unsigned *cpus)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int n = MPIR_Process.size;
+    MPIDI_POLL_place_t *all = MPL_malloc(n * sizeof(*all), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!all, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    my_place(&all[MPIR_Process.rank]);
+    if (n > 1) {
+        MPIDI_POLL_place_t mine = all[MPIR_Process.rank];
+        mpi_errno = MPIR_pmi_allgather(&mine, sizeof(mine), all, sizeof(mine),
+                                       MPIR_PMI_DOMAIN_ALL);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    *over = MPIDI_POLL_oversubscribed(all, n, MPIR_Process.rank, ranks, cpus);
+  fn_exit:
+    MPL_free(all);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 int MPIDI_POLL_init(void)
@@ -116,26 +196,47 @@ int MPIDI_POLL_init(void)
     int mpi_errno = MPI_SUCCESS;
     char val[32];
 
+    int over = 0;
+    unsigned ranks = 0, cpus = 0;
+
     int err = MPIDI_POLL_arbiter_init(&MPIDI_POLL_global, policy_of_cvar(),
                                       MPIR_CVAR_CH4_POLL_STATIC_RATIO,
                                       MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY,
                                       MPIR_CVAR_CH4_POLL_MAX_RATIO);
+    if (!err && MPIR_CVAR_CH4_POLL_YIELD_AFTER == -1) {
+        mpi_errno = machine_oversubscribed(&over, &ranks, &cpus);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (!err)
+        err = MPIDI_POLL_set_yield(&MPIDI_POLL_global, MPIR_CVAR_CH4_POLL_YIELD_AFTER, over);
     if (err) {
         static const char *const names[] = {
             [MPIDI_POLL_EINVAL_STATIC_RATIO] = "MPIR_CVAR_CH4_POLL_STATIC_RATIO",
             [MPIDI_POLL_EINVAL_HISTORY] = "MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY",
             [MPIDI_POLL_EINVAL_MAX_RATIO] = "MPIR_CVAR_CH4_POLL_MAX_RATIO",
+            [MPIDI_POLL_EINVAL_YIELD_AFTER] = "MPIR_CVAR_CH4_POLL_YIELD_AFTER",
         };
         const int values[] = {
             [MPIDI_POLL_EINVAL_STATIC_RATIO] = MPIR_CVAR_CH4_POLL_STATIC_RATIO,
             [MPIDI_POLL_EINVAL_HISTORY] = MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY,
             [MPIDI_POLL_EINVAL_MAX_RATIO] = MPIR_CVAR_CH4_POLL_MAX_RATIO,
+            [MPIDI_POLL_EINVAL_YIELD_AFTER] = MPIR_CVAR_CH4_POLL_YIELD_AFTER,
         };
         snprintf(val, sizeof(val), "%d", values[err]);
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                              names[err], val);
     }
     register_pvars();
+    if (MPIR_CVAR_DEBUG_SUMMARY && MPIR_Process.rank == 0) {
+        if (MPIR_CVAR_CH4_POLL_YIELD_AFTER == -1)
+            printf("ch4 poll: %u ranks on %u CPUs on this machine: ", ranks, cpus);
+        else
+            printf("ch4 poll: ");
+        if (MPIDI_POLL_global.yield_after)
+            printf("yield after %u empty passes\n", MPIDI_POLL_global.yield_after);
+        else
+            printf("never yield\n");
+    }
 
   fn_exit:
     return mpi_errno;

@@ -4,13 +4,15 @@
  * The overlay includes this header from ch4_progress.h and ch4_wait.h and
  * replaces the non-direct-netmod MPIDI_PROGRESS(vci) with
  * MPIDI_POLL_PROGRESS(vci): shared memory is polled on every pass, the netmod
- * when the arbiter says so.  Channels report arrivals with
- * MPIDI_POLL_ARRIVED() where they dispatch an incoming message.
+ * when the arbiter says so, and a pass that discovered nothing may end with
+ * sched_yield() (MPIR_CVAR_CH4_POLL_YIELD_AFTER).  Channels report arrivals
+ * with MPIDI_POLL_ARRIVED() where they dispatch an incoming message.
  */
 #ifndef CH4_POLL_H_INCLUDED
 #define CH4_POLL_H_INCLUDED
 
 #include "poll_policy.h"
+#include <sched.h>
 
 extern MPIDI_POLL_arbiter_t MPIDI_POLL_global;
 
@@ -28,7 +30,7 @@ int MPIDI_POLL_init(void);
  * memory alone; an any-source receive may complete through either channel,
  * which is what the message history predicts; every other request (netmod,
  * collective, persistent, generalized) may need the netmod. */
-MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_request_hint(MPIR_Request * req)
+MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_hint_of(MPIR_Request * req)
 {
     if (req->kind == MPIR_REQUEST_KIND__SEND || req->kind == MPIR_REQUEST_KIND__RECV) {
         if (req->dev.anysource_partner_request)
@@ -39,15 +41,26 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_request_hint(MPIR_Request * req)
     return MPIDI_PROGRESS_POLL_REMOTE;
 }
 
+/* Only adaptive reads the hint (MPIDI_POLL_pass_ratio): no other policy pays
+ * for it on each test and wait. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_request_hint(MPIR_Request * req)
+{
+    if (MPIDI_POLL_global.policy != MPIDI_POLL_POLICY_ADAPTIVE)
+        return 0;
+    return MPIDI_POLL_hint_of(req);
+}
+
 /* The hint of a set: remote if any request needs the netmod, else unknown if
  * any could complete on either channel, else local. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_requests_hint(int n, MPIR_Request ** reqs)
 {
+    if (MPIDI_POLL_global.policy != MPIDI_POLL_POLICY_ADAPTIVE)
+        return 0;
     int hint = MPIDI_PROGRESS_POLL_LOCAL;
     for (int i = 0; i < n; i++) {
         if (reqs[i] == NULL)
             continue;
-        int h = MPIDI_POLL_request_hint(reqs[i]);
+        int h = MPIDI_POLL_hint_of(reqs[i]);
         if (h == MPIDI_PROGRESS_POLL_REMOTE)
             return h;
         if (h == 0)
@@ -89,6 +102,8 @@ MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
             mpi_errno = MPIDI_SHM_progress(vci, 0);                     \
             MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);              \
         }                                                               \
+        if (mpi_errno == MPI_SUCCESS && MPIDI_POLL_pass_done(&MPIDI_POLL_global)) \
+            sched_yield();                                              \
     } while (0)
 
 #endif /* CH4_POLL_H_INCLUDED */

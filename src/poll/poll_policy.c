@@ -24,6 +24,7 @@ int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy
     a->static_ratio = (unsigned) (static_ratio < max_ratio ? static_ratio : max_ratio);
     a->history = (unsigned) history;
     a->max_ratio = (unsigned) max_ratio;
+    a->yield_after = 0;
     MPIDI_POLL_arbiter_reset(a);
     return 0;
 }
@@ -36,6 +37,8 @@ void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a)
     a->shm_polls = a->nm_polls = a->nm_skipped = 0;
     a->msgs[MPIDI_POLL_SHM] = a->msgs[MPIDI_POLL_NM] = 0;
     a->ratio_updates = 0;
+    a->idle_passes = 0;
+    a->seen = a->yields = 0;
 }
 
 /* ratio = m / (n + 1) over the window just closed, clamped to [1, max_ratio]:
@@ -52,4 +55,33 @@ void MPIDI_POLL_update_ratio(MPIDI_POLL_arbiter_t * a)
         a->ratio_updates++;
     }
     a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
+}
+
+int MPIDI_POLL_oversubscribed(const MPIDI_POLL_place_t * all, int n, int me, unsigned *ranks,
+                              unsigned *cpus)
+{
+    uint64_t mask[MPIDI_POLL_CPU_WORDS] = { 0 };
+    *ranks = *cpus = 0;
+    for (int i = 0; i < n; i++) {
+        if (all[i].machine != all[me].machine)
+            continue;
+        (*ranks)++;
+        for (int w = 0; w < MPIDI_POLL_CPU_WORDS; w++)
+            mask[w] |= all[i].cpus[w];
+    }
+    for (int w = 0; w < MPIDI_POLL_CPU_WORDS; w++)
+        *cpus += (unsigned) __builtin_popcountll(mask[w]);
+    return *ranks > *cpus;
+}
+
+int MPIDI_POLL_set_yield(MPIDI_POLL_arbiter_t * a, int yield_after, int oversubscribed)
+{
+    if (yield_after < -1)
+        return MPIDI_POLL_EINVAL_YIELD_AFTER;
+    if (yield_after == -1)
+        a->yield_after = oversubscribed ? MPIDI_POLL_YIELD_AUTO : 0;
+    else
+        a->yield_after = (unsigned) yield_after;
+    a->idle_passes = 0;
+    return 0;
 }

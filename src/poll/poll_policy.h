@@ -12,6 +12,8 @@
 #ifndef POLL_POLICY_H_INCLUDED
 #define POLL_POLICY_H_INCLUDED
 
+#include <stdint.h>
+
 typedef enum {
     MPIDI_POLL_POLICY_ROUNDROBIN = 0,   /* stock ch4: both channels every pass */
     MPIDI_POLL_POLICY_STATIC,   /* netmod every static_ratio passes */
@@ -41,19 +43,25 @@ typedef struct {
     unsigned since_nm;          /* passes since the netmod was last polled */
     unsigned win_msgs[2];       /* arrivals per channel in the current history window */
 
+    unsigned yield_after;       /* empty passes before the rank yields its core; 0 = never */
+    unsigned idle_passes;       /* consecutive passes that discovered nothing */
+    unsigned long long seen;    /* msgs[SHM] + msgs[NM] at the end of the last pass */
+
     /* statistics, exported as MPI_T performance variables */
     unsigned long long shm_polls;
     unsigned long long nm_polls;
     unsigned long long nm_skipped;
     unsigned long long msgs[2];
     unsigned long long ratio_updates;
+    unsigned long long yields;
 } MPIDI_POLL_arbiter_t;
 
 /* Parameter errors reported by MPIDI_POLL_arbiter_init (0 = valid). */
 enum {
     MPIDI_POLL_EINVAL_STATIC_RATIO = 1,
     MPIDI_POLL_EINVAL_HISTORY,
-    MPIDI_POLL_EINVAL_MAX_RATIO
+    MPIDI_POLL_EINVAL_MAX_RATIO,
+    MPIDI_POLL_EINVAL_YIELD_AFTER
 };
 
 int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy,
@@ -101,6 +109,58 @@ static inline void MPIDI_POLL_arrived(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_chann
     a->win_msgs[ch] += n;
     if (a->win_msgs[MPIDI_POLL_SHM] + a->win_msgs[MPIDI_POLL_NM] >= a->history)
         MPIDI_POLL_update_ratio(a);
+}
+
+/* Yielding (MPIR_CVAR_CH4_POLL_YIELD_AFTER).  A waiting rank busy-polls; on
+ * a machine with more ranks than CPUs that spin takes the time slice the
+ * rank it waits for needs.  After yield_after consecutive passes that
+ * discovered nothing, each further empty pass ends with sched_yield().  A
+ * yield may cost a time slice, so a ratio of passes would become a ratio of
+ * time slices: the pass after a yield polls every channel, and nothing the
+ * rank waits for is delayed by more than one time slice.  An arrival starts
+ * the count again. */
+
+/* empty passes before the first yield under auto (-1): doc/arbiter.md */
+#define MPIDI_POLL_YIELD_AUTO 32
+
+/* Where a rank runs, for the auto decision: the kernel it runs on (a hash of
+ * its boot id: network namespaces and containers on one machine share its
+ * CPUs) and the CPUs its affinity mask allows. */
+#define MPIDI_POLL_CPU_WORDS 16 /* 1024 CPUs */
+typedef struct {
+    uint64_t machine;
+    uint64_t cpus[MPIDI_POLL_CPU_WORDS];
+} MPIDI_POLL_place_t;
+
+/* Of n ranks' places, how many share rank me's machine and on how many CPUs
+ * (the union of their masks) they may run; returns 1 when they are more
+ * ranks than CPUs. */
+int MPIDI_POLL_oversubscribed(const MPIDI_POLL_place_t * all, int n, int me, unsigned *ranks,
+                              unsigned *cpus);
+
+/* Sets yield_after from the CVAR: -1 = MPIDI_POLL_YIELD_AUTO when
+ * oversubscribed, else never; 0 = never; N = after N empty passes.
+ * Returns MPIDI_POLL_EINVAL_YIELD_AFTER below -1. */
+int MPIDI_POLL_set_yield(MPIDI_POLL_arbiter_t * a, int yield_after, int oversubscribed);
+
+/* Called at the end of every pass; returns 1 when the rank is to yield now. */
+static inline int MPIDI_POLL_pass_done(MPIDI_POLL_arbiter_t * a)
+{
+    if (a->yield_after == 0)
+        return 0;
+    unsigned long long seen = a->msgs[MPIDI_POLL_SHM] + a->msgs[MPIDI_POLL_NM];
+    if (seen != a->seen) {
+        a->seen = seen;
+        a->idle_passes = 0;
+        return 0;
+    }
+    if (a->idle_passes < a->yield_after)
+        a->idle_passes++;
+    if (a->idle_passes < a->yield_after)
+        return 0;
+    a->yields++;
+    a->since_nm = a->max_ratio;        /* the netmod is due on the next pass */
+    return 1;
 }
 
 #endif /* POLL_POLICY_H_INCLUDED */

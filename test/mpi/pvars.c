@@ -99,6 +99,10 @@ static void check_phase(const char *phase, const char *policy, long static_ratio
         if (!intra && b[RATIO] != 1)
             MMC_ERR("%s: %s ratio is %llu after netmod-only traffic\n", phase, policy, b[RATIO]);
     }
+    /* the ratio earned by the intra-node phase lasts one history window at most */
+    if (strcmp(policy, "dynamic") == 0 && !intra && skipped > shm / 10)
+        MMC_ERR("%s: dynamic skipped %llu of %llu netmod polls during netmod-only traffic\n",
+                phase, skipped, shm);
     if (strcmp(policy, "adaptive") == 0 && !intra && skipped > nm / 100)
         MMC_ERR("%s: adaptive skipped %llu netmod polls while waiting on the netmod\n", phase,
                 skipped);

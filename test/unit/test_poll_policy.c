@@ -228,6 +228,113 @@ static void test_static_ratio_clamped(void)
     CHECK(a.static_ratio == 1);
 }
 
+/* The yield schedule of `passes` empty passes as '.' (poll on) and 'y' (yield) */
+static void yields(MPIDI_POLL_arbiter_t * a, int passes, char *out)
+{
+    for (int i = 0; i < passes; i++)
+        out[i] = MPIDI_POLL_pass_done(a) ? 'y' : '.';
+    out[passes] = '\0';
+}
+
+static void test_yield_exact_pass(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
+    CHECK(MPIDI_POLL_set_yield(&a, 3, 0) == 0 && a.yield_after == 3);
+    yields(&a, 6, s);
+    CHECK(strcmp(s, "..yyyy") == 0);    /* the third empty pass and every one after */
+    CHECK(a.yields == 4);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_NM, 1);
+    yields(&a, 4, s);
+    CHECK(strcmp(s, "...y") == 0);      /* the pass with the arrival, then 3 empty ones */
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 2);
+    yields(&a, 1, s);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 1);
+    yields(&a, 4, s);
+    CHECK(strcmp(s, "...y") == 0);      /* each arrival starts the count again */
+    CHECK(MPIDI_POLL_set_yield(&a, 1, 0) == 0);
+    yields(&a, 3, s);
+    CHECK(strcmp(s, "yyy") == 0);
+}
+
+static void test_yield_polls_netmod_next(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 1000, 10, 1000);
+    CHECK(MPIDI_POLL_set_yield(&a, 2, 0) == 0);
+    for (int i = 0; i < 4; i++) {
+        s[i] = MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY) ? '1' : '.';
+        s[i + 5] = MPIDI_POLL_pass_done(&a) ? 'y' : '.';
+    }
+    s[4] = '|';
+    s[9] = '\0';
+    /* passes 1-2 skip the netmod (ratio 1000); pass 2 yields, so 3 and 4 poll it */
+    CHECK(strcmp(s, "..11|.yyy") == 0);
+    CHECK(a.nm_polls + a.nm_skipped == a.shm_polls);
+}
+
+static void test_yield_never(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[2048];
+    init_ok(&a, MPIDI_POLL_POLICY_ROUNDROBIN, 50, 10, 1000);
+    yields(&a, 2000, s);        /* the default of the plain arbiter: never */
+    CHECK(strchr(s, 'y') == NULL && a.yields == 0);
+    CHECK(MPIDI_POLL_set_yield(&a, 0, 1) == 0 && a.yield_after == 0);
+    yields(&a, 2000, s);        /* 0 never yields, oversubscribed or not */
+    CHECK(strchr(s, 'y') == NULL && a.yields == 0);
+}
+
+static void test_yield_auto(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[2048];
+    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
+    CHECK(MPIDI_POLL_set_yield(&a, -1, 0) == 0 && a.yield_after == 0);
+    yields(&a, 2000, s);
+    CHECK(strchr(s, 'y') == NULL);
+    CHECK(MPIDI_POLL_set_yield(&a, -1, 1) == 0 && a.yield_after == MPIDI_POLL_YIELD_AUTO);
+    yields(&a, MPIDI_POLL_YIELD_AUTO, s);
+    CHECK(strchr(s, 'y') == s + MPIDI_POLL_YIELD_AUTO - 1);
+    CHECK(MPIDI_POLL_set_yield(&a, -2, 1) == MPIDI_POLL_EINVAL_YIELD_AFTER);
+}
+
+static void place(MPIDI_POLL_place_t * p, uint64_t machine, uint64_t cpus0, uint64_t cpus1)
+{
+    memset(p, 0, sizeof(*p));
+    p->machine = machine;
+    p->cpus[0] = cpus0;
+    p->cpus[1] = cpus1;
+}
+
+static void test_oversubscribed(void)
+{
+    MPIDI_POLL_place_t p[5];
+    unsigned r, c;
+    /* 2 unbound ranks on a 2-CPU machine: not oversubscribed; a third is */
+    place(&p[0], 7, 0x3, 0);
+    place(&p[1], 7, 0x3, 0);
+    place(&p[2], 7, 0x3, 0);
+    CHECK(!MPIDI_POLL_oversubscribed(p, 2, 1, &r, &c) && r == 2 && c == 2);
+    CHECK(MPIDI_POLL_oversubscribed(p, 3, 0, &r, &c) && r == 3 && c == 2);
+    /* ranks bound to one core each: the union of their masks counts */
+    place(&p[0], 7, 0x1, 0);
+    place(&p[1], 7, 0x2, 0);
+    CHECK(!MPIDI_POLL_oversubscribed(p, 2, 0, &r, &c) && r == 2 && c == 2);
+    place(&p[1], 7, 0x1, 0);    /* both bound to CPU 0 */
+    CHECK(MPIDI_POLL_oversubscribed(p, 2, 1, &r, &c) && r == 2 && c == 1);
+    /* another machine's ranks do not count; CPUs past 64 do */
+    place(&p[0], 7, 0x1, 0x1);
+    place(&p[1], 7, 0x1, 0);
+    place(&p[2], 9, 0x1, 0);
+    place(&p[3], 9, 0x1, 0);
+    place(&p[4], 9, 0x1, 0);
+    CHECK(!MPIDI_POLL_oversubscribed(p, 5, 1, &r, &c) && r == 2 && c == 2);
+    CHECK(MPIDI_POLL_oversubscribed(p, 5, 3, &r, &c) && r == 3 && c == 1);
+}
+
 int main(void)
 {
     run("roundrobin polls the netmod every pass", test_roundrobin);
@@ -242,5 +349,10 @@ int main(void)
     run("reset", test_reset);
     run("invalid parameters refused", test_invalid_parameters);
     run("static ratio clamped to max_ratio", test_static_ratio_clamped);
+    run("yield on the exact empty pass, reset by an arrival", test_yield_exact_pass);
+    run("the pass after a yield polls the netmod", test_yield_polls_netmod_next);
+    run("yield 0 never yields", test_yield_never);
+    run("auto yields only when oversubscribed", test_yield_auto);
+    run("oversubscribed: ranks of one machine against their CPUs", test_oversubscribed);
     return unit_summary();
 }
