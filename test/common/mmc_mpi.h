@@ -22,22 +22,19 @@ static inline double mmc_now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* The sleep grows from 50 us to 10 ms: a short wait ends soon after its
- * message, and a rank idle for a whole benchmark phase wakes about 100 times a
- * second instead of thousands, so it hardly preempts the ranks being measured
- * on its core. */
+/* A fixed 200 us sleep, not a growing one: the arbiter bounds the netmod's
+ * wait in passes, and an idle rank makes one pass per MPI_Test, so under a
+ * static ratio of 1000 a 10 ms sleep left its netmod unpolled for 10 s
+ * (doc/arbiter.md, "Passes, not time"). */
 static inline void mmc_idle_wait(MPI_Request * req)
 {
     int flag = 0;
-    long ns = 50000;
+    struct timespec ts = { 0, 200000 };
     for (;;) {
         MPI_Test(req, &flag, MPI_STATUS_IGNORE);
         if (flag)
             return;
-        struct timespec ts = { 0, ns };
         nanosleep(&ts, NULL);
-        if (ns < 10000000)
-            ns *= 2;
     }
 }
 

@@ -29,13 +29,20 @@ static int errno_of(const char *s)
     return EPERM;
 }
 
-static ssize_t maybe_refuse(const char *op, vm_fn real, pid_t pid, const struct iovec *local,
-                            unsigned long liovcnt, const struct iovec *remote,
-                            unsigned long riovcnt, unsigned long flags)
+/* op 0 = read, 1 = write */
+static ssize_t maybe_refuse(int op, pid_t pid, const struct iovec *local, unsigned long liovcnt,
+                            const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
 {
+    static const char *const names[2][2] = { {"read", "process_vm_readv"},
+    {"write", "process_vm_writev"}
+    };
+    static vm_fn reals[2];
     static long calls;
+    if (!reals[op])
+        reals[op] = (vm_fn) dlsym(RTLD_NEXT, names[op][1]);
+    vm_fn real = reals[op];
     const char *allow = getenv("MMC_CMA_ALLOW"), *ops = getenv("MMC_CMA_OPS");
-    if ((allow && calls++ < atol(allow)) || (ops && strcmp(ops, op)))
+    if ((allow && calls++ < atol(allow)) || (ops && strcmp(ops, names[op][0])))
         return real(pid, local, liovcnt, remote, riovcnt, flags);
     if (getenv("MMC_CMA_SHORT")) {
         /* the first half of the first local entry only */
@@ -50,17 +57,11 @@ static ssize_t maybe_refuse(const char *op, vm_fn real, pid_t pid, const struct 
 ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long liovcnt,
                          const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
 {
-    static vm_fn real;
-    if (!real)
-        real = (vm_fn) dlsym(RTLD_NEXT, "process_vm_readv");
-    return maybe_refuse("read", real, pid, local, liovcnt, remote, riovcnt, flags);
+    return maybe_refuse(0, pid, local, liovcnt, remote, riovcnt, flags);
 }
 
 ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long liovcnt,
                           const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
 {
-    static vm_fn real;
-    if (!real)
-        real = (vm_fn) dlsym(RTLD_NEXT, "process_vm_writev");
-    return maybe_refuse("write", real, pid, local, liovcnt, remote, riovcnt, flags);
+    return maybe_refuse(1, pid, local, liovcnt, remote, riovcnt, flags);
 }

@@ -20,7 +20,8 @@ int MPIDI_CMA_copy(int write, pid_t pid, const void *rbuf, MPI_Aint rcount, MPI_
     while (*done < to) {
         MPI_Aint nl, lbytes, nr, rbytes;
         size_t want = MPL_MIN(to - *done, MPIDI_CMA_BATCH_MAX);
-        MPIR_Typerep_to_iov(lbuf, lcount, ltype, *done, lwin, MPIDI_CMA_IOV_MAX, want, &nl, &lbytes);
+        MPIR_Typerep_to_iov(lbuf, lcount, ltype, *done, lwin, MPIDI_CMA_IOV_MAX, want, &nl,
+                            &lbytes);
         MPIR_Typerep_to_iov(rbuf, rcount, rtype, *done, rwin, MPIDI_CMA_IOV_MAX, lbytes, &nr,
                             &rbytes);
         int kl, kr;
