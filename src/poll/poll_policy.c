@@ -33,6 +33,7 @@ void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a)
 {
     a->ratio = initial_ratio(a);
     a->since_nm = 0;
+    a->nm_quiet = 0;
     a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
     a->shm_polls = a->nm_polls = a->nm_skipped = 0;
     a->msgs[MPIDI_POLL_SHM] = a->msgs[MPIDI_POLL_NM] = 0;
@@ -55,6 +56,19 @@ void MPIDI_POLL_update_ratio(MPIDI_POLL_arbiter_t * a)
         a->ratio_updates++;
     }
     a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
+}
+
+/* Shared memory has delivered nothing for `history` netmod polls: the traffic
+ * that earned the ratio has stopped, so the dynamic policies start again from
+ * round-robin with an empty window. */
+void MPIDI_POLL_shm_quiet(MPIDI_POLL_arbiter_t * a)
+{
+    a->nm_quiet = 0;
+    if (a->policy == MPIDI_POLL_POLICY_DYNAMIC || a->policy == MPIDI_POLL_POLICY_ADAPTIVE) {
+        a->ratio = 1;
+        a->ratio_updates++;
+        a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
+    }
 }
 
 int MPIDI_POLL_oversubscribed(const MPIDI_POLL_place_t * all, int n, int me, unsigned *ranks,

@@ -42,6 +42,7 @@ typedef struct {
     unsigned ratio;             /* shared-memory polls per netmod poll, in [1, max_ratio] */
     unsigned since_nm;          /* passes since the netmod was last polled */
     unsigned win_msgs[2];       /* arrivals per channel in the current history window */
+    unsigned nm_quiet;          /* netmod polls since shared memory last delivered */
 
     unsigned yield_after;       /* empty passes before the rank yields its core; 0 = never */
     unsigned idle_passes;       /* consecutive passes that discovered nothing */
@@ -68,6 +69,7 @@ int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy
                             int static_ratio, int history, int max_ratio);
 void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a);
 void MPIDI_POLL_update_ratio(MPIDI_POLL_arbiter_t * a);
+void MPIDI_POLL_shm_quiet(MPIDI_POLL_arbiter_t * a);
 
 /* The ratio that applies to one pass.  Under `adaptive` a wait that needs the
  * netmod polls it every pass, and a wait that only shared memory can satisfy
@@ -87,13 +89,19 @@ static inline unsigned MPIDI_POLL_pass_ratio(const MPIDI_POLL_arbiter_t * a,
 
 /* Called once per pass in which both channels are eligible; returns 1 when
  * the netmod is to be polled on this pass.  Shared memory is polled on every
- * pass, so it is counted here too. */
+ * pass, so it is counted here too.  A window closes on arrivals only, so a
+ * ratio earned by shared-memory traffic would outlive that traffic through a
+ * wait in which nothing arrives (a peer that is descheduled or still
+ * connecting); `history` netmod polls in a row without a shared-memory
+ * arrival end it (MPIDI_POLL_shm_quiet). */
 static inline int MPIDI_POLL_nm_due(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t wait)
 {
     a->shm_polls++;
     if (a->since_nm + 1 >= MPIDI_POLL_pass_ratio(a, wait)) {
         a->since_nm = 0;
         a->nm_polls++;
+        if (a->ratio > 1 && ++a->nm_quiet >= a->history)
+            MPIDI_POLL_shm_quiet(a);
         return 1;
     }
     a->since_nm++;
@@ -107,6 +115,8 @@ static inline void MPIDI_POLL_arrived(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_chann
 {
     a->msgs[ch] += n;
     a->win_msgs[ch] += n;
+    if (ch == MPIDI_POLL_SHM)
+        a->nm_quiet = 0;
     if (a->win_msgs[MPIDI_POLL_SHM] + a->win_msgs[MPIDI_POLL_NM] >= a->history)
         MPIDI_POLL_update_ratio(a);
 }

@@ -92,6 +92,30 @@ static void test_ratio_drop_polls_at_once(void)
     CHECK(MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY));  /* no leftover wait from ratio 10 */
 }
 
+/* A ratio earned by shared-memory traffic ends after `history` netmod polls
+ * without a shared-memory arrival, even though no window closed. */
+static void test_shm_quiet_ends_ratio(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[128];
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 1000);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 10);
+    CHECK(a.ratio == 10);
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 50, s);  /* 5 netmod polls */
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 1);  /* restarts the count */
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 99, s);
+    CHECK(a.ratio == 10 && a.ratio_updates == 1);       /* 9 quiet netmod polls */
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 4, s);
+    CHECK(strcmp(s, "1111") == 0);      /* the 10th ends it: round-robin from the next pass */
+    CHECK(a.ratio == 1 && a.ratio_updates == 2 && a.win_msgs[MPIDI_POLL_SHM] == 0);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 10); /* a fresh window earns it back */
+    CHECK(a.ratio == 10);
+
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 3, 10, 1000);
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 90, s);
+    CHECK(a.ratio == 3 && a.nm_polls == 30);    /* a static ratio is not earned */
+}
+
 static void test_clamp_max_ratio(void)
 {
     MPIDI_POLL_arbiter_t a;
@@ -342,6 +366,7 @@ int main(void)
     run("static ratio 50 counts", test_static_50_counts);
     run("dynamic ratio from message history", test_dynamic_history);
     run("a lower ratio takes effect on the next pass", test_ratio_drop_polls_at_once);
+    run("quiet shared memory ends the earned ratio", test_shm_quiet_ends_ratio);
     run("ratio clamped to max_ratio", test_clamp_max_ratio);
     run("netmod polled at least every max_ratio passes", test_never_starved);
     run("burst size equal to history mispredicts", test_burst_equals_history_mispredicts);
