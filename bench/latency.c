@@ -7,8 +7,16 @@
  * over blocks of each block's mean.  Only the two ranks of the current block
  * poll; the others wait idle (mmc_idle_wait) for their next block.
  *
- *   latency [blocks [iters [size,size,...]]]    (default 20 2000 8)
+ *   latency [blocks [iters [size,size,...] [policy,policy,...]]]
+ *                                      (default 20 2000 8, no policy list)
  *   prints: intra_SIZE_us=X inter_SIZE_us=Y ... for each size
+ *
+ * With a policy list (roundrobin, staticN, dynamic, adaptive) every block
+ * runs once under each policy, switched in the job with MPI_T_cvar_write
+ * (MPIR_CVAR_CH4_POLL_POLICY and _STATIC_RATIO), the order rotating by block:
+ * the contenders share one placement of the processes, which is what moves
+ * most between jobs here.  Then rank 0 prints one line per block and policy,
+ *   block=B policy=NAME intra_SIZE_us=X inter_SIZE_us=Y ...
  *
  * The first and the last round trip of each block check the reply's bytes.
  */
@@ -56,10 +64,29 @@ static double block(int rank, int peer, size_t size, int iters, int first_tag)
     return (mmc_now_us() - t0) / iters / 2;
 }
 
+/* Switches this rank to a policy of the list: roundrobin, staticN, dynamic, adaptive. */
+static void switch_policy(const char *name)
+{
+    int ratio = 50;
+    char item[32];
+    snprintf(item, sizeof(item), "%s", name);
+    if (strncmp(name, "static", 6) == 0 && name[6]) {
+        ratio = atoi(name + 6);
+        item[6] = '\0';
+    }
+    int value = mmc_cvar_enum("MPIR_CVAR_CH4_POLL_POLICY", item);
+    if (value < 0 || mmc_cvar_write("MPIR_CVAR_CH4_POLL_STATIC_RATIO", ratio) ||
+        mmc_cvar_write("MPIR_CVAR_CH4_POLL_POLICY", value)) {
+        fprintf(stderr, "latency: cannot switch to policy %s through MPI_T\n", name);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int rank, intra, inter, nsizes = 0;
+    int rank, intra, inter, nsizes = 0, npol = 0;
     size_t sizes[MAXSIZES];
+    char *pols[MAXSIZES];
     int blocks = argc > 1 ? atoi(argv[1]) : 20;
     int iters = argc > 2 ? atoi(argv[2]) : 2000;
     for (char *s = argc > 3 ? argv[3] : "8"; *s && nsizes < MAXSIZES; s += *s == ',') {
@@ -70,28 +97,48 @@ int main(int argc, char **argv)
         }
         nsizes++;
     }
+    char *list = argc > 4 ? strdup(argv[4]) : NULL;
+    for (char *p = list ? strtok(list, ",") : NULL; p && npol < MAXSIZES; p = strtok(NULL, ","))
+        pols[npol++] = p;
     bench_init(&argc, &argv, "latency", &rank, &intra, &inter);
-    double *lat = malloc(sizeof(double) * blocks * nsizes * 2);
+    int units = npol ? npol : 1;
+    double *lat = malloc(sizeof(double) * units * nsizes * 2 * blocks);
+#define LAT(p_, z_, k_, b_) lat[(((p_) * nsizes + (z_)) * 2 + (k_)) * blocks + (b_)]
     for (int b = 0; b < blocks; b++) {
-        for (int z = 0; z < nsizes; z++) {
-            for (int k = 0; k < 2; k++) {
-                int peer = k == 0 ? intra : inter;
-                if (rank == 0 || rank == peer)
-                    lat[(z * 2 + k) * blocks + b] =
-                        block(rank, rank == 0 ? peer : 0, sizes[z], iters,
-                              (b * nsizes + z) * 2 + k);
+        for (int u = 0; u < units; u++) {
+            int p = (b + u) % units;
+            if (npol)
+                switch_policy(pols[p]);
+            for (int z = 0; z < nsizes; z++) {
+                for (int k = 0; k < 2; k++) {
+                    int peer = k == 0 ? intra : inter;
+                    if (rank == 0 || rank == peer)
+                        LAT(p, z, k, b) = block(rank, rank == 0 ? peer : 0, sizes[z], iters,
+                                                (((b * units + u) * nsizes + z) * 2 + k) % 32768);
+                }
             }
         }
     }
-    if (rank == 0) {
+    if (rank == 0 && npol) {
+        for (int b = 0; b < blocks; b++) {
+            for (int p = 0; p < npol; p++) {
+                printf("block=%d policy=%s", b, pols[p]);
+                for (int z = 0; z < nsizes; z++)
+                    printf(" intra_%zu_us=%.3f inter_%zu_us=%.3f", sizes[z], LAT(p, z, 0, b),
+                           sizes[z], LAT(p, z, 1, b));
+                printf("\n");
+            }
+        }
+    } else if (rank == 0) {
         for (int z = 0; z < nsizes; z++)
             printf("intra_%zu_us=%.3f inter_%zu_us=%.3f ", sizes[z],
-                   bench_median(lat + z * 2 * blocks, blocks), sizes[z],
-                   bench_median(lat + (z * 2 + 1) * blocks, blocks));
+                   bench_median(&LAT(0, z, 0, 0), blocks), sizes[z],
+                   bench_median(&LAT(0, z, 1, 0), blocks));
         printf("\n");
     }
     mmc_barrier(MPI_COMM_WORLD, rank != 0);
     free(lat);
+    free(list);
     MPI_Finalize();
     return 0;
 }

@@ -28,6 +28,7 @@ cvars:
           static     - the netmod once every MPIR_CVAR_CH4_POLL_STATIC_RATIO passes.
           dynamic    - ratio m / (n + 1) recomputed every MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY messages (m from shared memory, n from the netmod).
           adaptive   - dynamic, but the netmod is polled on every pass while a wait needs it, and at the larger of MPIR_CVAR_CH4_POLL_STATIC_RATIO and the dynamic ratio while a wait needs only shared memory.
+        May be changed at run time with MPI_T_cvar_write: the new policy starts at the next progress pass; a value written then that is not one of these is ignored with a message on stderr.
 
     - name        : MPIR_CVAR_CH4_POLL_STATIC_RATIO
       category    : CH4_POLL
@@ -40,7 +41,7 @@ cvars:
         Shared-memory polls per netmod poll under the static policy, and the floor under
         adaptive while every awaited request is intra-node. Default 50. 1 polls the netmod
         on every pass; must be 1 or more; a value above MPIR_CVAR_CH4_POLL_MAX_RATIO is
-        lowered to it.
+        lowered to it. May be changed at run time like MPIR_CVAR_CH4_POLL_POLICY.
 
     - name        : MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY
       category    : CH4_POLL
@@ -85,9 +86,15 @@ cvars:
 
 MPIDI_POLL_arbiter_t MPIDI_POLL_global;
 
-static MPIDI_POLL_policy_t policy_of_cvar(void)
+/* The policy CVARs as the arbiter last read them (MPIDI_POLL_follow_cvars) */
+int MPIDI_POLL_cvar_policy, MPIDI_POLL_cvar_static_ratio;
+
+/* -1: not a value of the enum (possible only through MPI_T_cvar_write) */
+static int policy_of_cvar(void)
 {
     switch (MPIR_CVAR_CH4_POLL_POLICY) {
+        case MPIR_CVAR_CH4_POLL_POLICY_roundrobin:
+            return MPIDI_POLL_POLICY_ROUNDROBIN;
         case MPIR_CVAR_CH4_POLL_POLICY_static:
             return MPIDI_POLL_POLICY_STATIC;
         case MPIR_CVAR_CH4_POLL_POLICY_dynamic:
@@ -95,8 +102,41 @@ static MPIDI_POLL_policy_t policy_of_cvar(void)
         case MPIR_CVAR_CH4_POLL_POLICY_adaptive:
             return MPIDI_POLL_POLICY_ADAPTIVE;
         default:
-            return MPIDI_POLL_POLICY_ROUNDROBIN;
+            return -1;
     }
+}
+
+/* An MPI_T_cvar_write of the policy or the static ratio takes effect at the
+ * next progress pass.  Progress cannot return an error for it, so an invalid
+ * value is reported on stderr once per write and ignored: the arbiter keeps
+ * what it had. */
+void MPIDI_POLL_follow_cvars(void)
+{
+    MPIDI_POLL_cvar_policy = MPIR_CVAR_CH4_POLL_POLICY;
+    MPIDI_POLL_cvar_static_ratio = MPIR_CVAR_CH4_POLL_STATIC_RATIO;
+    int policy = policy_of_cvar();
+    if (policy < 0 || MPIDI_POLL_set_policy(&MPIDI_POLL_global, (MPIDI_POLL_policy_t) policy,
+                                            MPIR_CVAR_CH4_POLL_STATIC_RATIO) != 0)
+        fprintf(stderr, "ch4 poll: MPIR_CVAR_CH4_POLL_POLICY=%d, MPIR_CVAR_CH4_POLL_STATIC_RATIO="
+                "%d written at run time: invalid, ignored\n", MPIR_CVAR_CH4_POLL_POLICY,
+                MPIR_CVAR_CH4_POLL_STATIC_RATIO);
+}
+
+/* MPICH 4.0.2 registers enum CVARs as a bare MPI_INT: give the policy an
+ * MPI_T enum, so that a tool or the application can look up the value of
+ * each name (MPI_T_enum_get_item) before MPI_T_cvar_write. */
+static void register_policy_enum(void)
+{
+    cvar_table_entry_t *cvar = LOOKUP_CVAR_BY_NAME("MPIR_CVAR_CH4_POLL_POLICY");
+    if (cvar->enumtype != MPI_T_ENUM_NULL)
+        return;
+    MPI_T_enum e;
+    MPIR_T_enum_create("MPIR_CVAR_CH4_POLL_POLICY", &e);
+    MPIR_T_enum_add_item(e, "roundrobin", MPIR_CVAR_CH4_POLL_POLICY_roundrobin);
+    MPIR_T_enum_add_item(e, "static", MPIR_CVAR_CH4_POLL_POLICY_static);
+    MPIR_T_enum_add_item(e, "dynamic", MPIR_CVAR_CH4_POLL_POLICY_dynamic);
+    MPIR_T_enum_add_item(e, "adaptive", MPIR_CVAR_CH4_POLL_POLICY_adaptive);
+    cvar->enumtype = e;
 }
 
 static void register_pvar(MPIR_T_pvar_class_t varclass, MPI_Datatype dtype, const char *name,
@@ -199,10 +239,13 @@ int MPIDI_POLL_init(void)
     int over = 0;
     unsigned ranks = 0, cpus = 0;
 
-    int err = MPIDI_POLL_arbiter_init(&MPIDI_POLL_global, policy_of_cvar(),
+    int err = MPIDI_POLL_arbiter_init(&MPIDI_POLL_global,
+                                      (MPIDI_POLL_policy_t) policy_of_cvar(),
                                       MPIR_CVAR_CH4_POLL_STATIC_RATIO,
                                       MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY,
                                       MPIR_CVAR_CH4_POLL_MAX_RATIO);
+    MPIDI_POLL_cvar_policy = MPIR_CVAR_CH4_POLL_POLICY;
+    MPIDI_POLL_cvar_static_ratio = MPIR_CVAR_CH4_POLL_STATIC_RATIO;
     if (!err && MPIR_CVAR_CH4_POLL_YIELD_AFTER == -1) {
         mpi_errno = machine_oversubscribed(&over, &ranks, &cpus);
         MPIR_ERR_CHECK(mpi_errno);
@@ -227,6 +270,7 @@ int MPIDI_POLL_init(void)
                              names[err], val);
     }
     register_pvars();
+    register_policy_enum();
     if (MPIR_CVAR_DEBUG_SUMMARY && MPIR_Process.rank == 0) {
         if (MPIR_CVAR_CH4_POLL_YIELD_AFTER == -1)
             printf("ch4 poll: %u ranks on %u CPUs on this machine: ", ranks, cpus);

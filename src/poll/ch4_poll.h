@@ -18,6 +18,14 @@ extern MPIDI_POLL_arbiter_t MPIDI_POLL_global;
 
 int MPIDI_POLL_init(void);
 
+/* MPI_T_cvar_write may change MPIR_CVAR_CH4_POLL_POLICY and _STATIC_RATIO at
+ * run time: each pass compares them with what the arbiter last read. */
+extern int MPIDI_POLL_cvar_policy, MPIDI_POLL_cvar_static_ratio;
+void MPIDI_POLL_follow_cvars(void);
+#define MPIDI_POLL_CVARS_WRITTEN()                                      \
+    unlikely(MPIR_CVAR_CH4_POLL_POLICY != MPIDI_POLL_cvar_policy ||     \
+             MPIR_CVAR_CH4_POLL_STATIC_RATIO != MPIDI_POLL_cvar_static_ratio)
+
 /* Wait hints carried in MPID_Progress_state.flag next to ch4's own
  * MPIDI_PROGRESS_* bits (which end at 1 << 3). */
 #define MPIDI_PROGRESS_POLL_LOCAL  (1 << 6)
@@ -89,6 +97,8 @@ MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
 #define MPIDI_POLL_PROGRESS(vci)                                        \
     do {                                                                \
         int poll_nm_ = (state->flag & MPIDI_PROGRESS_NM);               \
+        if (MPIDI_POLL_CVARS_WRITTEN())                                 \
+            MPIDI_POLL_follow_cvars();                                  \
         if ((state->flag & MPIDI_POLL_BOTH) == MPIDI_POLL_BOTH)         \
             poll_nm_ = MPIDI_POLL_nm_due(&MPIDI_POLL_global,            \
                                          MPIDI_POLL_wait_of(state->flag)); \

@@ -3,10 +3,14 @@
  */
 #include "poll_policy.h"
 
-static unsigned initial_ratio(const MPIDI_POLL_arbiter_t * a)
+/* The ratio starts again: dynamic policies as round-robin, earning a higher
+ * ratio from the traffic of an empty window. */
+static void restart(MPIDI_POLL_arbiter_t * a)
 {
-    /* dynamic policies start as round-robin and earn a higher ratio from traffic */
-    return a->policy == MPIDI_POLL_POLICY_STATIC ? a->static_ratio : 1;
+    a->ratio = a->policy == MPIDI_POLL_POLICY_STATIC ? a->static_ratio : 1;
+    a->since_nm = 0;
+    a->nm_quiet = 0;
+    a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
 }
 
 int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy,
@@ -19,22 +23,29 @@ int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy
     if (history < 1)
         return MPIDI_POLL_EINVAL_HISTORY;
 
-    a->policy = policy;
-    /* max_ratio bounds every policy */
-    a->static_ratio = (unsigned) (static_ratio < max_ratio ? static_ratio : max_ratio);
     a->history = (unsigned) history;
     a->max_ratio = (unsigned) max_ratio;
     a->yield_after = 0;
+    MPIDI_POLL_set_policy(a, policy, static_ratio);
     MPIDI_POLL_arbiter_reset(a);
+    return 0;
+}
+
+int MPIDI_POLL_set_policy(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy, int static_ratio)
+{
+    if (static_ratio < 1)
+        return MPIDI_POLL_EINVAL_STATIC_RATIO;
+    a->policy = policy;
+    /* max_ratio bounds every policy */
+    a->static_ratio = (unsigned) static_ratio < a->max_ratio ? (unsigned) static_ratio
+        : a->max_ratio;
+    restart(a);
     return 0;
 }
 
 void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a)
 {
-    a->ratio = initial_ratio(a);
-    a->since_nm = 0;
-    a->nm_quiet = 0;
-    a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
+    restart(a);
     a->shm_polls = a->nm_polls = a->nm_skipped = 0;
     a->msgs[MPIDI_POLL_SHM] = a->msgs[MPIDI_POLL_NM] = 0;
     a->ratio_updates = 0;
@@ -65,9 +76,8 @@ void MPIDI_POLL_shm_quiet(MPIDI_POLL_arbiter_t * a)
 {
     a->nm_quiet = 0;
     if (a->policy == MPIDI_POLL_POLICY_DYNAMIC || a->policy == MPIDI_POLL_POLICY_ADAPTIVE) {
-        a->ratio = 1;
+        restart(a);
         a->ratio_updates++;
-        a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
     }
 }
 

@@ -68,6 +68,11 @@ enum {
 int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy,
                             int static_ratio, int history, int max_ratio);
 void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a);
+/* Another policy or static ratio at run time: it starts afresh (its initial
+ * ratio, an empty window), the statistics go on.  Returns
+ * MPIDI_POLL_EINVAL_STATIC_RATIO, and changes nothing, for a ratio below 1. */
+int MPIDI_POLL_set_policy(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy,
+                          int static_ratio);
 void MPIDI_POLL_update_ratio(MPIDI_POLL_arbiter_t * a);
 void MPIDI_POLL_shm_quiet(MPIDI_POLL_arbiter_t * a);
 

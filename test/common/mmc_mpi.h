@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* CLOCK_MONOTONIC is one clock for every process of the machine, network
@@ -87,6 +88,45 @@ static inline int mmc_cvar_int(const char *name, int dflt)
         MPI_T_cvar_handle_free(&h);
     }
     return v;
+}
+
+/* Writes an integer (or enum) CVAR on this rank through MPI_T_cvar_write;
+ * returns 0, or -1 when this MPI has no such CVAR or refuses the write. */
+static inline int mmc_cvar_write(const char *name, int value)
+{
+    int idx, n, provided, rc = -1;
+    MPI_T_cvar_handle h;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_T_cvar_get_index(name, &idx) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &n) == MPI_SUCCESS) {
+        rc = MPI_T_cvar_write(h, &value) == MPI_SUCCESS ? 0 : -1;
+        MPI_T_cvar_handle_free(&h);
+    }
+    return rc;
+}
+
+/* The value of item `item` of an enum CVAR (-1: no such CVAR or item). */
+static inline int mmc_cvar_enum(const char *name, const char *item)
+{
+    int idx, verb, bind, scope, nlen, dlen, nitems, value, provided;
+    char str[256], desc[4096];
+    MPI_Datatype dt;
+    MPI_T_enum et;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    nlen = sizeof(str), dlen = sizeof(desc);
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_get_info(idx, str, &nlen, &verb, &dt, &et, desc, &dlen, &bind,
+                            &scope) != MPI_SUCCESS || et == MPI_T_ENUM_NULL)
+        return -1;
+    nlen = sizeof(str);
+    MPI_T_enum_get_info(et, &nitems, str, &nlen);
+    for (int i = 0; i < nitems; i++) {
+        nlen = sizeof(str);
+        if (MPI_T_enum_get_item(et, i, &value, str, &nlen) == MPI_SUCCESS &&
+            strcmp(str, item) == 0)
+            return value;
+    }
+    return -1;
 }
 
 /* A counter pvar's value through MPI_T (-1 when this MPI has no such pvar);

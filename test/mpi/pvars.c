@@ -1,7 +1,9 @@
 /*
  * Reads the polling arbiter's MPI_T performance variables on rank 0 around an
  * intra-node and an inter-node ping-pong, and checks them against the policy
- * named by MPIR_CVAR_CH4_POLL_POLICY (and MPIR_CVAR_CH4_POLL_STATIC_RATIO).
+ * named by MPIR_CVAR_CH4_POLL_POLICY (and MPIR_CVAR_CH4_POLL_STATIC_RATIO);
+ * then around intra-node ping-pongs after writing those CVARs with
+ * MPI_T_cvar_write (valid and invalid values).
  */
 #include "mmc_test.h"
 
@@ -152,7 +154,34 @@ int main(int argc, char **argv)
             check_phase("intra-node", policy, static_ratio, v0, v1, 1);
             check_phase("inter-node", policy, static_ratio, v2, v3, 0);
         }
-        mmc_barrier(MPI_COMM_WORLD, rank != 0 && rank != inter);
+
+        /* the policy written at run time takes effect on the next pass; an
+         * invalid write is ignored (and reported on stderr) */
+        static const struct {
+            const char *phase, *policy;
+            int ratio;
+        } runtime[] = {
+            { "written static 7", "static", 7 },
+            { "written static 0 (ignored)", "static", 0 },
+            { "written roundrobin", "roundrobin", 7 },
+        };
+        for (int k = 0; k < 3; k++) {
+            unsigned long long w0[NPV], w1[NPV];
+            if (mmc_cvar_write("MPIR_CVAR_CH4_POLL_STATIC_RATIO", runtime[k].ratio) ||
+                mmc_cvar_write("MPIR_CVAR_CH4_POLL_POLICY",
+                               mmc_cvar_enum("MPIR_CVAR_CH4_POLL_POLICY", runtime[k].policy)))
+                MMC_ERR("%s: MPI_T_cvar_write failed\n", runtime[k].phase);
+            if (rank == 0)
+                read_pvars(w0);
+            pingpong(rank, 0, intra, 0);
+            if (rank == 0) {
+                read_pvars(w1);
+                check_phase(runtime[k].phase, runtime[k].policy, 7, w0, w1, 1);
+                if (strcmp(runtime[k].policy, "static") == 0 && w1[RATIO] != 7)
+                    MMC_ERR("%s: ratio %llu\n", runtime[k].phase, w1[RATIO]);
+            }
+        }
+        mmc_barrier(MPI_COMM_WORLD, rank != 0);
     }
     MPI_T_finalize();
     return mmc_finish();

@@ -116,6 +116,29 @@ static void test_shm_quiet_ends_ratio(void)
     CHECK(a.ratio == 3 && a.nm_polls == 30);    /* a static ratio is not earned */
 }
 
+static void test_set_policy(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 100);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 10);
+    MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 5);
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 3, s);
+    CHECK(a.ratio == 10 && a.win_msgs[MPIDI_POLL_SHM] == 5);
+    CHECK(MPIDI_POLL_set_policy(&a, MPIDI_POLL_POLICY_STATIC, 7) == 0);
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 14, s);
+    CHECK(strcmp(s, "......1......1") == 0);    /* from the first pass of the new policy */
+    CHECK(a.ratio == 7 && a.win_msgs[MPIDI_POLL_SHM] == 0);
+    CHECK(a.shm_polls == 17 && a.msgs[MPIDI_POLL_SHM] == 15);   /* statistics go on */
+    CHECK(MPIDI_POLL_set_policy(&a, MPIDI_POLL_POLICY_ROUNDROBIN, 0)
+          == MPIDI_POLL_EINVAL_STATIC_RATIO);
+    CHECK(a.policy == MPIDI_POLL_POLICY_STATIC && a.ratio == 7);        /* unchanged */
+    CHECK(MPIDI_POLL_set_policy(&a, MPIDI_POLL_POLICY_STATIC, 5000) == 0);
+    CHECK(a.ratio == 100);      /* clamped to max_ratio */
+    CHECK(MPIDI_POLL_set_policy(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50) == 0);
+    CHECK(a.ratio == 1 && a.static_ratio == 50);
+}
+
 static void test_clamp_max_ratio(void)
 {
     MPIDI_POLL_arbiter_t a;
@@ -367,6 +390,7 @@ int main(void)
     run("dynamic ratio from message history", test_dynamic_history);
     run("a lower ratio takes effect on the next pass", test_ratio_drop_polls_at_once);
     run("quiet shared memory ends the earned ratio", test_shm_quiet_ends_ratio);
+    run("policy switched at run time", test_set_policy);
     run("ratio clamped to max_ratio", test_clamp_max_ratio);
     run("netmod polled at least every max_ratio passes", test_never_starved);
     run("burst size equal to history mispredicts", test_burst_equals_history_mispredicts);
