@@ -24,6 +24,7 @@
 
 #define WARMUP 20
 #define MAXSIZES 16
+#define MAXPOLICIES 16
 
 static unsigned char pat(int i, size_t k)
 {
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 {
     int rank, intra, inter, nsizes = 0, npol = 0;
     size_t sizes[MAXSIZES];
-    char *pols[MAXSIZES];
+    char *pols[MAXPOLICIES];
     int blocks = argc > 1 ? atoi(argv[1]) : 20;
     int iters = argc > 2 ? atoi(argv[2]) : 2000;
     for (char *s = argc > 3 ? argv[3] : "8"; *s && nsizes < MAXSIZES; s += *s == ',') {
@@ -98,7 +99,7 @@ int main(int argc, char **argv)
         nsizes++;
     }
     char *list = argc > 4 ? strdup(argv[4]) : NULL;
-    for (char *p = list ? strtok(list, ",") : NULL; p && npol < MAXSIZES; p = strtok(NULL, ","))
+    for (char *p = list ? strtok(list, ",") : NULL; p && npol < MAXPOLICIES; p = strtok(NULL, ","))
         pols[npol++] = p;
     bench_init(&argc, &argv, "latency", &rank, &intra, &inter);
     int units = npol ? npol : 1;
