@@ -1,7 +1,8 @@
 /*
  * All-to-all traffic with random sizes (up to 200 KB, so both eager and
  * rendezvous paths of both channels), checked byte by byte: MPI_Alltoallv,
- * then every pair at once with MPI_Isend/MPI_Irecv/MPI_Waitall.
+ * then every pair at once with MPI_Isend/MPI_Irecv/MPI_Waitall.  argv[1], when
+ * given, is the number of rounds (default ROUNDS).
  */
 #include "mmc_test.h"
 
@@ -36,8 +37,9 @@ int main(int argc, char **argv)
     int *scount = malloc(sizeof(int) * size), *rcount = malloc(sizeof(int) * size);
     int *sdisp = malloc(sizeof(int) * size), *rdisp = malloc(sizeof(int) * size);
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * 2 * size);
+    int rounds = argc > 1 ? atoi(argv[1]) : ROUNDS;
 
-    for (int round = 0; round < ROUNDS; round++) {
+    for (int round = 0; round < rounds; round++) {
         for (int p = 0; p < size; p++) {
             scount[p] = (int) msg_size(round, rank, p);
             rcount[p] = (int) msg_size(round, p, rank);

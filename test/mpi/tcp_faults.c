@@ -18,15 +18,18 @@
  *               up by the test list): the send fails after the connect timeout
  *   garbage     a rank opens raw sockets to rank 0's listening port and writes
  *               an HTTP request, a header with an unknown opcode, a HELLO with
- *               a wrong magic and one from a rank outside the job: rank 0
- *               closes each, survives, and both still exchange messages
- *               (MPIR_CVAR_CH4_TCP_PORT_RANGE fixes rank 0's port)
+ *               a wrong magic, one from a rank outside the job, one without
+ *               the key and one with a 1 TiB body: rank 0 sends nothing but
+ *               its challenge, closes each, survives, and both still exchange
+ *               messages (MPIR_CVAR_CH4_TCP_PORT_RANGE fixes rank 0's port)
+ *   corrupt     rank 1's message to rank 0 leaves with a field broken
+ *               (tcp_corrupt_preload.so, MMC_CORRUPT names the field): rank
+ *               0's receive from rank 1 fails with an error naming it; its
+ *               receive from rank 2 is not affected
  */
 #include "mmc_test.h"
-#include "tcp_proto.h"
-#include <arpa/inet.h>
+#include "tcp_raw.h"
 #include <ifaddrs.h>
-#include <errno.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -185,28 +188,24 @@ static void my_ip(char *ip)
     freeifaddrs(ifa);
 }
 
-/* Writes one blob to rank 0's port and expects rank 0 to close the socket. */
+/* Writes one blob to rank 0's port: rank 0 must close the connection having
+ * sent nothing but its challenge. */
 static void send_garbage(const char *ip, int port, const void *data, size_t len, const char *what)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port) };
-    inet_pton(AF_INET, ip, &sa.sin_addr);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct timeval tv = { timeout_s + 5, 0 };
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+    uint8_t nonce[MPIDI_TCP_NONCE_SIZE], rest[64];
+    int fd = raw_connect(ip, port);
+    if (fd < 0) {
         MMC_ERR("garbage (%s): cannot connect to %s:%d\n", what, ip, port);
-        close(fd);
         return;
     }
+    if (raw_challenge(fd, nonce, timeout_s + 5) != 0)
+        MMC_ERR("garbage (%s): no challenge from rank 0\n", what);
     if (write(fd, data, len) != (ssize_t) len)
         MMC_ERR("garbage (%s): write failed\n", what);
-    char c;
-    double t0 = mmc_now_us();
-    /* rank 0 must drop the connection: EOF or reset, while it keeps polling */
-    ssize_t r = read(fd, &c, 1);
-    if (r > 0 || (r < 0 && errno == EAGAIN))
-        MMC_ERR("garbage (%s): rank 0 kept the connection (%.1f s)\n", what,
-                (mmc_now_us() - t0) / 1e6);
+    long n = raw_read_all(fd, rest, sizeof(rest), timeout_s + 10);
+    if (n != 0)
+        MMC_ERR("garbage (%s): rank 0 %s\n", what, n < 0 ? "kept the connection" :
+                "sent more than its challenge");
     else
         printf("garbage (%s): connection closed by rank 0\n", what);
     close(fd);
@@ -223,21 +222,19 @@ static int scenario_garbage(void)
         port = atoi(range);     /* rank 0 is the first rank of its host: it has the first port */
     if (rank == peer) {
         uint8_t b[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE];
-        MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = 77 };
-        MPIDI_TCP_hello_t hello = {.magic = 0xdeadbeef, .rank = 0, .size = (uint32_t) nprocs };
+        MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION,.opcode = 77 };
         const char *http = "GET / HTTP/1.0\r\n\r\n";
         send_garbage(ip, port, http, strlen(http), "an HTTP request");
         MPIDI_TCP_hdr_encode(b, &h);
         send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "unknown opcode");
+        size_t len = raw_hello(b, 1, (uint32_t) nprocs, 0, 7);
+        b[MPIDI_TCP_HDR_SIZE] ^= 0xff;
+        send_garbage(ip, port, b, len, "a hello with a wrong magic");
+        raw_hello(b, (uint32_t) nprocs + 3, (uint32_t) nprocs, 0, 7);
+        send_garbage(ip, port, b, len, "a hello from outside the job");
+        raw_hello(b, 1, (uint32_t) nprocs, 0, 7);
+        send_garbage(ip, port, b, len, "a hello for rank 1 without the key");
         h.opcode = MPIDI_TCP_OP_HELLO;
-        h.payload_sz = MPIDI_TCP_HELLO_SIZE;
-        MPIDI_TCP_hdr_encode(b, &h);
-        MPIDI_TCP_hello_encode(b + MPIDI_TCP_HDR_SIZE, &hello);
-        send_garbage(ip, port, b, sizeof(b), "a hello with a wrong magic");
-        hello.magic = MPIDI_TCP_HELLO_MAGIC;
-        hello.rank = (uint32_t) nprocs + 3;
-        MPIDI_TCP_hello_encode(b + MPIDI_TCP_HDR_SIZE, &hello);
-        send_garbage(ip, port, b, sizeof(b), "a hello from outside the job");
         h.payload_sz = UINT64_C(1) << 40;
         MPIDI_TCP_hdr_encode(b, &h);
         send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "a hello with a 1 TiB body");
@@ -247,6 +244,40 @@ static int scenario_garbage(void)
     ping(peer, 0, 5);
     ping(0, peer, 6);
     return mmc_finish();
+}
+
+/* Rank 1's message to rank 0 leaves broken (tcp_corrupt_preload.so): rank
+ * 0's receive from rank 1 fails naming it, while its receive from rank 2,
+ * waited for first, completes intact. */
+static int scenario_corrupt(void)
+{
+    unsigned char buf[1000];
+    if (nprocs != 3) {
+        if (rank == 0)
+            MMC_ERR("corrupt needs 3 ranks\n");
+        return mmc_finish();
+    }
+    ping(1, 0, 1);      /* the connection is up and proven */
+    if (rank == 0) {
+        unsigned char good[1000];
+        MPI_Request rq[2];
+        MPI_Irecv(buf, sizeof(buf), MPI_BYTE, 1, 777, MPI_COMM_WORLD, &rq[0]);
+        MPI_Irecv(good, sizeof(good), MPI_BYTE, 2, 5, MPI_COMM_WORLD, &rq[1]);
+        if (MPI_Wait(&rq[1], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            MMC_ERR("rank 0: the receive from rank 2 got rank 1's error\n");
+        mmc_check(good, sizeof(good), 5, 2, "beside the broken message");
+        double t0 = mmc_now_us();
+        expect_error(MPI_Wait(&rq[0], MPI_STATUS_IGNORE), t0, 10, "receive from rank 1");
+    } else if (rank == 1) {
+        mmc_fill(buf, sizeof(buf), 777, 1);
+        MPI_Send(buf, sizeof(buf), MPI_BYTE, 0, 777, MPI_COMM_WORLD);
+    } else {
+        sleep(1);       /* rank 0 has seen the broken message */
+        mmc_fill(buf, sizeof(buf), 5, 2);
+        if (MPI_Send(buf, sizeof(buf), MPI_BYTE, 0, 5, MPI_COMM_WORLD) != MPI_SUCCESS)
+            MMC_ERR("rank 2: send to rank 0 failed\n");
+    }
+    return survivors_finish(1);
 }
 
 int main(int argc, char **argv)
@@ -265,7 +296,8 @@ int main(int argc, char **argv)
     timeout_s = mmc_cvar_int("MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT", 30);
     if (peer < 0 || argc < 2) {
         if (rank == 0)
-            MMC_ERR("usage: tcp_faults kill|refused|finalized|unreachable|garbage, on two nodes\n");
+            MMC_ERR("usage: tcp_faults kill|refused|finalized|unreachable|garbage|corrupt, "
+                    "on two nodes\n");
         return mmc_finish();
     }
     if (!strcmp(argv[1], "kill"))
@@ -278,6 +310,8 @@ int main(int argc, char **argv)
         return scenario_unreachable();
     if (!strcmp(argv[1], "garbage"))
         return scenario_garbage();
+    if (!strcmp(argv[1], "corrupt"))
+        return scenario_corrupt();
     if (rank == 0)
         MMC_ERR("unknown scenario %s\n", argv[1]);
     return mmc_finish();

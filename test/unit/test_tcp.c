@@ -1,11 +1,12 @@
 /*
- * Unit tests of ch4:tcp's wire format and decisions (src/netmod/tcp/tcp_proto.h,
- * tcp_policy.[ch]).  No MPICH needed.
+ * Unit tests of ch4:tcp's wire format, handshake proof and decisions
+ * (src/netmod/tcp/tcp_proto.h, tcp_auth.[ch], tcp_policy.[ch]).  No MPICH needed.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include "tcp_proto.h"
+#include "tcp_auth.h"
 #include "tcp_policy.h"
 #include "unit.h"
 
@@ -75,19 +76,103 @@ static void test_control_opcodes(void)
     CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_EHANDLER);
 }
 
-static void test_hello(void)
+static void test_handshake_encoding(void)
 {
+    uint8_t nonce[MPIDI_TCP_NONCE_SIZE], got[MPIDI_TCP_NONCE_SIZE];
     uint8_t buf[MPIDI_TCP_HELLO_SIZE];
-    MPIDI_TCP_hello_t m = {.magic = MPIDI_TCP_HELLO_MAGIC, .rank = 3, .size = 4 }, d;
+    for (int i = 0; i < MPIDI_TCP_NONCE_SIZE; i++)
+        nonce[i] = (uint8_t) (i * 7 + 1);
+    MPIDI_TCP_challenge_encode(buf, nonce);
+    CHECK(MPIDI_TCP_challenge_decode(buf, got) == MPIDI_TCP_HDR_OK);
+    CHECK(memcmp(got, nonce, sizeof(nonce)) == 0);
+    buf[0] ^= 1;        /* anything else at a rank's address */
+    CHECK(MPIDI_TCP_challenge_decode(buf, got) == MPIDI_TCP_HELLO_EMAGIC);
+
+    MPIDI_TCP_hello_t m = {.rank = 3, .size = 4, .dest = 1 }, d;
+    memcpy(m.nonce, nonce, sizeof(nonce));
+    memset(m.mac, 0xab, sizeof(m.mac));
     MPIDI_TCP_hello_encode(buf, &m);
-    CHECK(MPIDI_TCP_hello_decode(buf, 4, &d) == MPIDI_TCP_HDR_OK && d.rank == 3);
-    CHECK(MPIDI_TCP_hello_decode(buf, 8, &d) == MPIDI_TCP_HELLO_ERANK); /* another job */
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, 1, &d) == MPIDI_TCP_HDR_OK);
+    CHECK(d.rank == 3 && d.size == 4 && d.dest == 1 && memcmp(d.nonce, nonce, sizeof(nonce)) == 0
+          && d.mac[31] == 0xab);
+    CHECK(MPIDI_TCP_hello_decode(buf, 8, 1, &d) == MPIDI_TCP_HELLO_ERANK);  /* another job */
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, 2, &d) == MPIDI_TCP_HELLO_EDEST);  /* meant for rank 1 */
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, 3, &d) == MPIDI_TCP_HELLO_ERANK);  /* claims our rank */
     m.rank = 4;
     MPIDI_TCP_hello_encode(buf, &m);
-    CHECK(MPIDI_TCP_hello_decode(buf, 4, &d) == MPIDI_TCP_HELLO_ERANK);
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, 1, &d) == MPIDI_TCP_HELLO_ERANK);
     buf[0] ^= 1;
-    CHECK(MPIDI_TCP_hello_decode(buf, 4, &d) == MPIDI_TCP_HELLO_EMAGIC);
-    CHECK(strcmp(MPIDI_TCP_hdr_strerror(MPIDI_TCP_HELLO_EMAGIC), "unknown error") != 0);
+    CHECK(MPIDI_TCP_hello_decode(buf, 4, 1, &d) == MPIDI_TCP_HELLO_EMAGIC);
+    CHECK(strcmp(MPIDI_TCP_hdr_strerror(MPIDI_TCP_HELLO_EPROOF), "unknown error") != 0);
+    CHECK(MPIDI_TCP_HELLO_SIZE <= MPIDI_TCP_HS_BODY_MAX &&
+          MPIDI_TCP_CHALLENGE_SIZE <= MPIDI_TCP_HS_BODY_MAX);
+}
+
+/* Both sides of one handshake, as the wire carries it (the HELLO encoded
+ * and decoded in between). */
+static void handshake(const uint8_t * key_used, MPIDI_TCP_hello_t * sent,
+                      MPIDI_TCP_hello_t * recvd, uint8_t * nonce_l)
+{
+    uint8_t buf[MPIDI_TCP_HELLO_SIZE];
+    MPIDI_TCP_auth_random(nonce_l, MPIDI_TCP_NONCE_SIZE);
+    MPIDI_TCP_auth_hello(sent, key_used, 2, 4, 0, nonce_l);
+    MPIDI_TCP_hello_encode(buf, sent);
+    MPIDI_TCP_hello_decode(buf, 4, 0, recvd);
+}
+
+static void test_proof(void)
+{
+    uint8_t key[MPIDI_TCP_KEY_SIZE], other[MPIDI_TCP_KEY_SIZE], nonce_l[MPIDI_TCP_NONCE_SIZE];
+    uint8_t nonce2[MPIDI_TCP_NONCE_SIZE], mac[MPIDI_TCP_MAC_SIZE];
+    MPIDI_TCP_hello_t sent, recvd, tampered;
+
+    CHECK(MPIDI_TCP_auth_init() == 0);
+    MPIDI_TCP_auth_random(key, sizeof(key));
+    MPIDI_TCP_auth_random(other, sizeof(other));
+    CHECK(memcmp(key, other, sizeof(key)) != 0);
+
+    /* accept: the initiator holds the listener's key */
+    handshake(key, &sent, &recvd, nonce_l);
+    CHECK(MPIDI_TCP_auth_hello_check(&recvd, key, nonce_l) == MPIDI_TCP_HDR_OK);
+    /* the listener's verdict proves its key back, for this HELLO only */
+    MPIDI_TCP_auth_reply(mac, key, MPIDI_TCP_OP_HELLO_ACK, &recvd, nonce_l);
+    CHECK(MPIDI_TCP_auth_reply_check(mac, key, MPIDI_TCP_OP_HELLO_ACK, &sent, nonce_l) == 0);
+    CHECK(MPIDI_TCP_auth_reply_check(mac, key, MPIDI_TCP_OP_HELLO_NAK, &sent, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);      /* a verdict cannot be turned into another */
+    CHECK(MPIDI_TCP_auth_reply_check(mac, other, MPIDI_TCP_OP_HELLO_ACK, &sent, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);
+
+    /* reject: a stranger without the key */
+    handshake(other, &sent, &recvd, nonce_l);
+    CHECK(MPIDI_TCP_auth_hello_check(&recvd, key, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+
+    /* reject: any number changed after the MAC (rank, size, dest, nonce) */
+    handshake(key, &sent, &recvd, nonce_l);
+    uint32_t *fields[] = { &tampered.rank, &tampered.size, &tampered.dest };
+    for (int i = 0; i < 3; i++) {
+        tampered = recvd;
+        *fields[i] ^= 1;
+        CHECK(MPIDI_TCP_auth_hello_check(&tampered, key, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    }
+    tampered = recvd;
+    tampered.nonce[5] ^= 0x10;
+    CHECK(MPIDI_TCP_auth_hello_check(&tampered, key, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+
+    /* replay: a captured HELLO answers only the challenge it was made for */
+    MPIDI_TCP_auth_random(nonce2, sizeof(nonce2));
+    CHECK(MPIDI_TCP_auth_hello_check(&recvd, key, nonce2) == MPIDI_TCP_HELLO_EPROOF);
+    /* and a captured verdict only the HELLO (initiator's nonce) it answered */
+    MPIDI_TCP_auth_reply(mac, key, MPIDI_TCP_OP_HELLO_ACK, &recvd, nonce_l);
+    MPIDI_TCP_hello_t next;
+    MPIDI_TCP_auth_hello(&next, key, 2, 4, 0, nonce_l);
+    CHECK(MPIDI_TCP_auth_reply_check(mac, key, MPIDI_TCP_OP_HELLO_ACK, &next, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);
+    /* reflection: the HELLO's MAC is no verdict, whatever the opcode */
+    for (int op = MPIDI_TCP_OP_HELLO_ACK; op <= MPIDI_TCP_OP_HELLO_DEAD; op++)
+        CHECK(MPIDI_TCP_auth_reply_check(sent.mac, key, op, &sent, nonce_l) ==
+              MPIDI_TCP_HELLO_EPROOF);
+    /* two HELLOs for the same challenge differ (fresh initiator nonce) */
+    CHECK(memcmp(next.nonce, sent.nonce, sizeof(next.nonce)) != 0);
 }
 
 static void test_port_range(void)
@@ -229,7 +314,8 @@ int main(void)
     run("header encode/decode round trip, 64-bit payload", test_hdr_roundtrip);
     run("malformed headers refused before dispatch", test_hdr_rejects);
     run("control opcodes carry exactly their body", test_control_opcodes);
-    run("hello from this job only", test_hello);
+    run("handshake bodies: challenge, hello numbers of this job only", test_handshake_encoding);
+    run("proof of membership: accept, reject, tamper, replay, reflection", test_proof);
     run("port range parsing", test_port_range);
     run("eager limit and socket buffer values", test_eager_and_buffers);
     run("published interface choice", test_pick_iface);

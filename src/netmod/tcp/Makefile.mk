@@ -5,6 +5,7 @@ if BUILD_CH4_NETMOD_TCP
 
 noinst_HEADERS += src/mpid/ch4/netmod/tcp/netmod_inline.h \
                   src/mpid/ch4/netmod/tcp/tcp_am.h \
+                  src/mpid/ch4/netmod/tcp/tcp_auth.h \
                   src/mpid/ch4/netmod/tcp/tcp_impl.h \
                   src/mpid/ch4/netmod/tcp/tcp_noinline.h \
                   src/mpid/ch4/netmod/tcp/tcp_policy.h \
@@ -14,13 +15,17 @@ noinst_HEADERS += src/mpid/ch4/netmod/tcp/netmod_inline.h \
                   src/mpid/ch4/netmod/tcp/tcp_types.h
 
 mpi_core_sources += src/mpid/ch4/netmod/tcp/func_table.c \
+                    src/mpid/ch4/netmod/tcp/tcp_accept.c \
                     src/mpid/ch4/netmod/tcp/tcp_am.c \
+                    src/mpid/ch4/netmod/tcp/tcp_auth.c \
                     src/mpid/ch4/netmod/tcp/tcp_conn.c \
                     src/mpid/ch4/netmod/tcp/tcp_hooks.c \
                     src/mpid/ch4/netmod/tcp/tcp_init.c \
+                    src/mpid/ch4/netmod/tcp/tcp_liveness.c \
                     src/mpid/ch4/netmod/tcp/tcp_policy.c \
                     src/mpid/ch4/netmod/tcp/tcp_progress.c \
-                    src/mpid/ch4/netmod/tcp/tcp_sock.c
+                    src/mpid/ch4/netmod/tcp/tcp_sock.c \
+                    src/mpid/ch4/netmod/tcp/tcp_verify.c
 
 errnames_txt_files += src/mpid/ch4/netmod/tcp/errnames.txt
 

@@ -50,33 +50,49 @@ static void pack_next(MPIDI_TCP_sendq_t * e)
     e->iov_cnt = 1;
 }
 
-static void await_add(MPIDI_TCP_conn_t * c, MPIR_Request * sreq, int handler_id)
+void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id)
 {
     MPIDI_TCP_await_t *a = MPL_malloc(sizeof(*a), MPL_MEM_BUFFER);
     MPIR_Assert(a);
-    a->sreq = sreq;
+    a->req = req;
     a->handler_id = handler_id;
     a->next = c->awaits;
     c->awaits = a;
 }
 
-/* The peer answered a send that waited for it (a CTS or an SSEND_ACK). */
-void MPIDI_TCP_await_done(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr)
+/* The peer sent a reply naming req: 1 when we were waiting for it from this
+ * peer (the entry is removed), 0 when it names nothing of ours. */
+int MPIDI_TCP_await_take(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id)
 {
-    MPIR_Request *sreq;
-    if (handler_id == MPIDIG_SEND_CTS)
-        sreq = ((const MPIDIG_send_cts_msg_t *) am_hdr)->sreq_ptr;
-    else if (handler_id == MPIDIG_SSEND_ACK)
-        sreq = ((const MPIDIG_ssend_ack_msg_t *) am_hdr)->sreq_ptr;
-    else
-        return;
     for (MPIDI_TCP_await_t ** p = &c->awaits; *p; p = &(*p)->next) {
-        if ((*p)->sreq == sreq && (*p)->handler_id == handler_id) {
+        if ((*p)->req == req && (*p)->handler_id == handler_id) {
             MPIDI_TCP_await_t *a = *p;
             *p = a->next;
             MPL_free(a);
-            return;
+            return 1;
         }
+    }
+    return 0;
+}
+
+/* The peer failed: sends waiting for its CTS or SSEND_ACK and receives
+ * waiting for its data complete with err. */
+void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err)
+{
+    while (c->awaits) {
+        MPIDI_TCP_await_t *a = c->awaits;
+        MPIR_Request *req = a->req;
+        c->awaits = a->next;
+        req->status.MPI_ERROR = err;
+        if (a->handler_id == MPIDIG_SEND_CTS) {
+            MPIDIG_global.origin_cbs[MPIDIG_SEND_DATA] (req);
+        } else if (a->handler_id == MPIDIG_SEND_DATA) {
+            MPIR_STATUS_SET_COUNT(req->status, 0);
+            MPIDIG_REQUEST(req, req->target_cmpl_cb) (req);
+        } else {
+            MPID_Request_complete(req);
+        }
+        MPL_free(a);
     }
 }
 
@@ -104,7 +120,7 @@ void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err)
 
 static int write_error(MPIDI_TCP_conn_t * c, int err)
 {
-    MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, "send", err));
+    MPIDI_TCP_conn_lost(c, "send", err);
     return 1;
 }
 
@@ -196,12 +212,16 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
     /* data may be MPI_BOTTOM (NULL) with a datatype of absolute addresses */
     if (count > 0 && datatype != MPI_DATATYPE_NULL)
         MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
+    /* the replies only this peer may send, naming our requests */
     if (handler_id == MPIDIG_SEND) {
         const MPIDIG_hdr_t *h = am_hdr;
         if (h->flags & MPIDIG_AM_SEND_FLAGS_RTS)
-            await_add(c, h->sreq_ptr, MPIDIG_SEND_CTS);
+            MPIDI_TCP_await_add(c, h->sreq_ptr, MPIDIG_SEND_CTS);
         if (h->flags & MPIDIG_AM_SEND_FLAGS_SYNC)
-            await_add(c, h->sreq_ptr, MPIDIG_SSEND_ACK);
+            MPIDI_TCP_await_add(c, h->sreq_ptr, MPIDIG_SSEND_ACK);
+    } else if (handler_id == MPIDIG_SEND_CTS) {
+        MPIDI_TCP_await_add(c, ((const MPIDIG_send_cts_msg_t *) am_hdr)->rreq_ptr,
+                            MPIDIG_SEND_DATA);
     }
 
     MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = MPIDI_TCP_OP_AM,

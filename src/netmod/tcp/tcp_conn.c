@@ -1,19 +1,29 @@
 /*
  * mpich-multichannel: ch4:tcp connections.
  *
- * A rank connects to a peer on its first send and says who it is with a
- * HELLO; the acceptor answers HELLO_ACK and both use that socket.  When two
- * ranks connect to each other at the same time, both keep the connection
- * the lower rank initiated (MPIDI_TCP_keep_incoming): the lower rank answers
- * the other HELLO with HELLO_NAK, the higher rank adopts the incoming
- * connection and moves its queued sends onto it.  Nothing but HELLO is sent
- * before the answer, so moving a queue never reorders or duplicates data.
+ * A rank connects to a peer on its first send.  The listener challenges every
+ * connection it accepts with a fresh nonce; the initiator answers with a
+ * HELLO proving it holds the listener's key; the listener's verdict proves
+ * the same back (tcp_auth.h).  Only then is the connection the peer's: until
+ * that point it costs no buffers, changes nothing of the peer's real
+ * connection, and an accepted one that says nothing valid is closed after
+ * MPIDI_TCP_UNPROVEN_TIME (tcp_accept.c).
  *
- * A peer that closes without CLOSE, resets, fails keepalive, or cannot be
- * reached within MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT seconds is dead: every
- * send queued to it, every send waiting for its CTS or SSEND_ACK, the
- * receive in progress from it and every receive posted for it complete with
- * MPIX_ERR_PROC_FAILED; other peers are not affected.
+ * When two ranks connect to each other at the same time, both keep the
+ * connection the lower rank initiated (MPIDI_TCP_keep_incoming): the lower
+ * rank answers the other HELLO with HELLO_NAK, the higher rank adopts the
+ * incoming connection and moves its queued sends onto it.  Nothing but HELLO
+ * is sent before the verdict, so moving a queue never reorders or duplicates.
+ *
+ * Liveness.  MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT bounds only TCP's own
+ * handshake.  Once the kernel has connected, a peer that is outside MPI is
+ * waited for as long as it takes; a connection closed before the verdict (a
+ * listener that dropped it while we were away, or under a flood of strangers)
+ * is opened again with a backoff.  A connected peer is gone when its host
+ * stops acknowledging (tcp_liveness.c), resets, or closes without CLOSE:
+ * every send queued to it, every send waiting for its CTS or SSEND_ACK,
+ * every receive waiting for its data and every receive posted for it complete
+ * with MPIX_ERR_PROC_FAILED; other peers are not affected.
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
@@ -24,36 +34,41 @@
 
 static int is_pending(MPIDI_TCP_conn_state_t st)
 {
-    return st <= MPIDI_TCP_CONN_ACCEPTED;
+    return st <= MPIDI_TCP_CONN_UNPROVEN;
 }
 
-static void set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st)
+void MPIDI_TCP_conn_set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st)
 {
     MPIDI_TCP_global.n_pending += is_pending(st) - is_pending(c->state);
+    MPIDI_TCP_global.n_unproven += (st == MPIDI_TCP_CONN_UNPROVEN) -
+        (c->state == MPIDI_TCP_CONN_UNPROVEN);
     c->state = st;
 }
 
-static MPIDI_TCP_conn_t *conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing)
+static void watch(MPIDI_TCP_conn_t * c)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c };
+    if (c->state == MPIDI_TCP_CONN_CONNECTING)
+        ev.events |= EPOLLOUT;
+    c->events = ev.events;
+    epoll_ctl(MPIDI_TCP_global.epfd, EPOLL_CTL_ADD, c->fd, &ev);
+}
+
+/* No buffers: the read-ahead buffer comes with the first read once established. */
+MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing)
 {
     MPIDI_TCP_conn_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_BUFFER);
-    MPIR_Assert(c);
-    c->rbuf = MPL_malloc(MPIDI_TCP_RBUF_SIZE, MPL_MEM_BUFFER);
-    MPIR_Assert(c->rbuf);
+    if (c == NULL)
+        return NULL;
     c->fd = fd;
     c->readahead = MPIDI_TCP_READAHEAD;
     c->peer = peer;
     c->outgoing = outgoing;
     c->state = MPIDI_TCP_CONN_CLOSED;
-    set_state(c, st);
-    c->deadline = MPIDI_TCP_now() + MPIDI_TCP_global.timeout;
+    MPIDI_TCP_conn_set_state(c, st);
     c->next = MPIDI_TCP_global.conns;
     MPIDI_TCP_global.conns = c;
-
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c };
-    if (st == MPIDI_TCP_CONN_CONNECTING)
-        ev.events |= EPOLLOUT;
-    c->events = ev.events;
-    epoll_ctl(MPIDI_TCP_global.epfd, EPOLL_CTL_ADD, fd, &ev);
+    watch(c);
     return c;
 }
 
@@ -73,6 +88,8 @@ static void conn_close_fd(MPIDI_TCP_conn_t * c)
         close(c->fd);
         c->fd = -1;
     }
+    c->ctl_off = c->ctl_len = 0;
+    c->hs_len = 0;
 }
 
 /* Closes a connection now; its memory waits for MPIDI_TCP_reap(), since an
@@ -85,12 +102,11 @@ void MPIDI_TCP_conn_free(MPIDI_TCP_conn_t * c)
     while (*p != c)
         p = &(*p)->next;
     *p = c->next;
-    set_state(c, MPIDI_TCP_CONN_CLOSED);
+    MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_CLOSED);
     MPIDI_TCP_set_writing(c, 0);
     conn_close_fd(c);
     if (c->peer >= 0 && MPIDI_TCP_global.vc[c->peer] == c)
         MPIDI_TCP_global.vc[c->peer] = NULL;
-    MPIR_Assert(c->sq_head == NULL && c->awaits == NULL);
     c->zombie = 1;
     c->next = MPIDI_TCP_global.zombies;
     MPIDI_TCP_global.zombies = c;
@@ -108,13 +124,23 @@ void MPIDI_TCP_reap(void)
 
 int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno)
 {
-    char addr[64], why[160];
-    MPIDI_TCP_addr_str(&MPIDI_TCP_global.addrs[rank], addr, sizeof(addr));
+    char addr[64], why[200];
+    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(rank), addr, sizeof(addr));
     snprintf(why, sizeof(why), "%s%s%s", what, sys_errno ? ": " : "",
              sys_errno ? strerror(sys_errno) : "");
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPIX_ERR_PROC_FAILED, "**tcp_peer", "**tcp_peer %d %s %s",
-                                rank, addr, why);
+                                MPIX_ERR_PROC_FAILED, "**tcp_peer", "**tcp_peer %d %s %s", rank,
+                                addr, why);
+}
+
+/* The process at a rank's address is not that rank (or not of this job). */
+static int auth_error(int rank, const char *what)
+{
+    char addr[64];
+    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(rank), addr, sizeof(addr));
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPIX_ERR_PROC_FAILED, "**tcp_auth", "**tcp_auth %d %s %s", rank,
+                                addr, what);
 }
 
 void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * body,
@@ -123,7 +149,7 @@ void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8
     MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = op,
         .payload_sz = body_len
     };
-    MPIR_Assert(c->ctl_off == c->ctl_len && body_len <= MPIDI_TCP_HELLO_SIZE);
+    MPIR_Assert(c->ctl_off == c->ctl_len && body_len <= MPIDI_TCP_HS_BODY_MAX);
     MPIDI_TCP_hdr_encode(c->ctl, &h);
     if (body_len)
         memcpy(c->ctl + MPIDI_TCP_HDR_SIZE, body, body_len);
@@ -144,8 +170,9 @@ static int self_connect(MPIDI_TCP_conn_t ** out)
     int rc = socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv);
     MPIR_ERR_CHKANDJUMP1(rc < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_socket", "**tcp_socket %d",
                          errno);
-    MPIDI_TCP_conn_t *tx = conn_new(sv[0], me, MPIDI_TCP_CONN_ESTABLISHED, 1);
-    MPIDI_TCP_conn_t *rx = conn_new(sv[1], me, MPIDI_TCP_CONN_ESTABLISHED, 0);
+    MPIDI_TCP_conn_t *tx = MPIDI_TCP_conn_new(sv[0], me, MPIDI_TCP_CONN_ESTABLISHED, 1);
+    MPIDI_TCP_conn_t *rx = MPIDI_TCP_conn_new(sv[1], me, MPIDI_TCP_CONN_ESTABLISHED, 0);
+    MPIR_ERR_CHKANDJUMP(!tx || !rx, mpi_errno, MPI_ERR_OTHER, "**nomem");
     rx->self_rx = 1;
     MPIDI_TCP_global.vc[me] = tx;
     *out = tx;
@@ -156,17 +183,22 @@ static int self_connect(MPIDI_TCP_conn_t ** out)
     goto fn_exit;
 }
 
-static int start_connect(int rank, MPIDI_TCP_conn_t ** out)
+/* A nonblocking connect to rank's address on a new socket (c->fd). */
+static int open_connect(MPIDI_TCP_conn_t * c, int rank)
 {
     int mpi_errno = MPI_SUCCESS;
     struct sockaddr_in sa;
+    char addr[64];
 
     memset(&sa, 0, sizeof(sa));
     sa.sin_family = AF_INET;
-    sa.sin_addr = MPIDI_TCP_global.addrs[rank].ip;
-    sa.sin_port = MPIDI_TCP_global.addrs[rank].port;
+    sa.sin_addr = MPIDI_TCP_ADDR(rank)->ip;
+    sa.sin_port = MPIDI_TCP_ADDR(rank)->port;
 
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**tcp_nofile", "**tcp_nofile %d %s",
+                             rank, MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(rank), addr, sizeof(addr)));
     MPIR_ERR_CHKANDJUMP1(fd < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_socket", "**tcp_socket %d",
                          errno);
     mpi_errno = MPIDI_TCP_sock_setup(fd, 0);
@@ -182,21 +214,60 @@ static int start_connect(int rank, MPIDI_TCP_conn_t ** out)
         int err = errno;
         close(fd);
         mpi_errno = MPIDI_TCP_peer_error(rank, "connect", err);
-        MPIDI_TCP_global.dead_err[rank] = mpi_errno;
-        MPIDI_TCP_global.n_dead++;
         goto fn_fail;
     }
-    MPIDI_TCP_conn_t *c = conn_new(fd, rank, MPIDI_TCP_CONN_CONNECTING, 1);
+    c->fd = fd;
     c->remote = sa;
-    MPIDI_TCP_global.vc[rank] = c;
-    *out = c;
+    MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_CONNECTING);
+    c->deadline = MPIDI_TCP_now() + MPIDI_TCP_global.timeout;
+    watch(c);
     if (rc == 0)
-        mpi_errno = MPIDI_TCP_conn_connected(c);
+        MPIDI_TCP_conn_connected(c);
 
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+static int start_connect(int rank, MPIDI_TCP_conn_t ** out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_TCP_conn_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_BUFFER);
+
+    MPIR_ERR_CHKANDJUMP(c == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    c->fd = -1;
+    c->readahead = MPIDI_TCP_READAHEAD;
+    c->peer = rank;
+    c->outgoing = 1;
+    c->state = MPIDI_TCP_CONN_CLOSED;
+    mpi_errno = open_connect(c, rank);
+    if (mpi_errno) {
+        MPL_free(c);
+        if (MPIR_ERR_GET_CLASS(mpi_errno) == MPIX_ERR_PROC_FAILED) {
+            MPIDI_TCP_global.dead_err[rank] = mpi_errno;
+            MPIDI_TCP_global.n_dead++;
+        }
+        goto fn_fail;
+    }
+    c->next = MPIDI_TCP_global.conns;
+    MPIDI_TCP_global.conns = c;
+    MPIDI_TCP_global.vc[rank] = c;
+    *out = c;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* A connection closed before its verdict, or refused in favour of the
+ * peer's: a new socket to the same peer, keeping the queued sends. */
+static void reconnect(MPIDI_TCP_conn_t * c)
+{
+    int mpi_errno = open_connect(c, c->peer);
+    if (mpi_errno)
+        MPIDI_TCP_conn_fail(c, mpi_errno);
 }
 
 int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn)
@@ -213,60 +284,26 @@ int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn)
     c = MPIDI_TCP_global.vc[rank];
     if (c == NULL)
         return rank == MPIDI_TCP_global.rank ? self_connect(conn) : start_connect(rank, conn);
-    if (c->got_close)
-        return MPIDI_TCP_peer_error(rank, "the peer has called MPI_Finalize", 0);
     *conn = c;
     return MPI_SUCCESS;
 }
 
-int MPIDI_TCP_conn_connected(MPIDI_TCP_conn_t * c)
+/* The kernel finished (or failed) TCP's handshake; the listener speaks first. */
+void MPIDI_TCP_conn_connected(MPIDI_TCP_conn_t * c)
 {
     int err = 0;
     socklen_t len = sizeof(err);
-    uint8_t body[MPIDI_TCP_HELLO_SIZE];
-    MPIDI_TCP_hello_t hello = {.magic = MPIDI_TCP_HELLO_MAGIC,
-        .rank = (uint32_t) MPIDI_TCP_global.rank, .size = (uint32_t) MPIDI_TCP_global.size
-    };
 
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
         err = errno;
     if (err) {
         MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, "connect", err));
-        return MPI_SUCCESS;
+        return;
     }
-    MPIDI_TCP_sock_established(c->fd);
-    MPIDI_TCP_hello_encode(body, &hello);
-    MPIDI_TCP_conn_ctl(c, MPIDI_TCP_OP_HELLO, body, sizeof(body));
-    set_state(c, MPIDI_TCP_CONN_HELLO_SENT);
-    return MPIDI_TCP_flush(c);
-}
-
-int MPIDI_TCP_conn_accept(void)
-{
-    int mpi_errno = MPI_SUCCESS;
-
-    for (;;) {
-        struct sockaddr_in sa;
-        socklen_t len = sizeof(sa);
-        int fd = accept4(MPIDI_TCP_global.listen_fd, (struct sockaddr *) &sa, &len,
-                         SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break;
-            MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**tcp_accept", "**tcp_accept %d",
-                                 errno);
-        }
-        MPIDI_TCP_sock_established(fd);
-        MPIDI_TCP_conn_t *c = conn_new(fd, -1, MPIDI_TCP_CONN_ACCEPTED, 0);
-        c->remote = sa;
-    }
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    MPIDI_TCP_liveness_setup(c->fd);
+    MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_AWAIT_CHALLENGE);
+    c->deadline = 0;
+    MPIDI_TCP_conn_events(c, EPOLLIN);
 }
 
 /* Moves what was queued on a connection that lost a simultaneous connect. */
@@ -279,104 +316,181 @@ static void take_queue(MPIDI_TCP_conn_t * to, MPIDI_TCP_conn_t * from)
     from->awaits = NULL;
 }
 
-static void refuse(MPIDI_TCP_conn_t * c, const char *why)
+/* The listener's verdict on a proven HELLO, then close unless adopted. */
+static void verdict(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op)
 {
-    char ip[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &c->remote.sin_addr, ip, sizeof(ip));
-    fprintf(stderr, "ch4:tcp warning: rank %d refused a connection from %s:%d: %s\n",
-            MPIDI_TCP_global.rank, ip, ntohs(c->remote.sin_port), why);
-}
-
-/* HELLO on an accepted connection.  Returns 1 when the connection was closed. */
-int MPIDI_TCP_conn_hello(MPIDI_TCP_conn_t * c, const uint8_t * body)
-{
-    MPIDI_TCP_hello_t hello;
-    MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hello_decode(body, (uint32_t) MPIDI_TCP_global.size,
-                                                      &hello);
-    int me = MPIDI_TCP_global.rank;
-
-    if (herr != MPIDI_TCP_HDR_OK || (int) hello.rank == me) {
-        refuse(c, herr ? MPIDI_TCP_hdr_strerror(herr) : "a hello claiming our own rank");
-        MPIDI_TCP_conn_free(c);
-        return 1;
-    }
-    int peer = (int) hello.rank;
-    MPIDI_TCP_conn_t *old = MPIDI_TCP_global.vc[peer];
-    c->peer = peer;
-    if (old && !(old->outgoing && is_pending(old->state) && MPIDI_TCP_keep_incoming(me, peer, 1))) {
-        /* we keep our own connection to the peer */
-        MPIDI_TCP_conn_ctl(c, MPIDI_TCP_OP_HELLO_NAK, NULL, 0);
+    uint8_t mac[MPIDI_TCP_MAC_SIZE];
+    MPIDI_TCP_auth_reply(mac, MPIDI_TCP_global.me.key, op, &c->hello, c->nonce_l);
+    MPIDI_TCP_conn_ctl(c, op, mac, sizeof(mac));
+    if (op != MPIDI_TCP_OP_HELLO_ACK) {
         c->close_after_ctl = 1;
         c->peer = -1;
-        set_state(c, MPIDI_TCP_CONN_CLOSED);
-        MPIDI_TCP_flush(c);
-        return 0;
+        MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_CLOSED);
     }
-    if (MPIDI_TCP_global.dead_err[peer]) {
+    MPIDI_TCP_flush(c);
+}
+
+/* Listener: a HELLO on a connection we challenged. */
+static void on_hello(MPIDI_TCP_conn_t * c, const uint8_t * body)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hello_decode(body, (uint32_t) g->size,
+                                                      (uint32_t) g->rank, &c->hello);
+    if (herr == MPIDI_TCP_HDR_OK)
+        herr = MPIDI_TCP_auth_hello_check(&c->hello, g->me.key, c->nonce_l);
+    if (herr != MPIDI_TCP_HDR_OK) {
+        MPIDI_TCP_refused(&c->remote, MPIDI_TCP_hdr_strerror(herr));
         MPIDI_TCP_conn_free(c);
-        return 1;
+        return;
+    }
+    /* proven: a rank of this job */
+    int peer = (int) c->hello.rank;
+    MPIDI_TCP_conn_t *old = g->vc[peer];
+    if (g->dead_err[peer]) {
+        verdict(c, MPIDI_TCP_OP_HELLO_DEAD);
+        return;
+    }
+    if (old && !(old->outgoing && is_pending(old->state) &&
+                 MPIDI_TCP_keep_incoming(g->rank, peer, 1))) {
+        verdict(c, MPIDI_TCP_OP_HELLO_NAK);     /* we keep our own connection to the peer */
+        return;
     }
     if (old) {
         take_queue(c, old);
         MPIDI_TCP_conn_free(old);
     }
-    MPIDI_TCP_global.vc[peer] = c;
-    set_state(c, MPIDI_TCP_CONN_ESTABLISHED);
-    MPIDI_TCP_conn_ctl(c, MPIDI_TCP_OP_HELLO_ACK, NULL, 0);
+    c->peer = peer;
+    g->vc[peer] = c;
+    MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_ESTABLISHED);
+    c->deadline = 0;
+    verdict(c, MPIDI_TCP_OP_HELLO_ACK);
+}
+
+/* Initiator: the listener's challenge; our answer proves we hold its key. */
+static void on_challenge(MPIDI_TCP_conn_t * c, const uint8_t * body)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    uint8_t out[MPIDI_TCP_HELLO_SIZE];
+
+    if (MPIDI_TCP_challenge_decode(body, c->nonce_l) != MPIDI_TCP_HDR_OK) {
+        MPIDI_TCP_conn_fail(c, auth_error(c->peer, "it does not speak this protocol "
+                                          "(another program at that address?)"));
+        return;
+    }
+    MPIDI_TCP_auth_hello(&c->hello, g->cards[c->peer].key, (uint32_t) g->rank,
+                         (uint32_t) g->size, (uint32_t) c->peer, c->nonce_l);
+    MPIDI_TCP_hello_encode(out, &c->hello);
+    MPIDI_TCP_conn_ctl(c, MPIDI_TCP_OP_HELLO, out, sizeof(out));
+    MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_HELLO_SENT);
     MPIDI_TCP_flush(c);
-    return 0;
 }
 
-/* HELLO_ACK or HELLO_NAK on a connection we initiated.  Returns 1 when the
- * connection's socket was closed. */
-int MPIDI_TCP_conn_hello_reply(MPIDI_TCP_conn_t * c, int ack)
+/* Initiator: the listener's verdict, which must prove it holds its key. */
+static void on_verdict(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * mac)
 {
-    if (ack) {
-        set_state(c, MPIDI_TCP_CONN_ESTABLISHED);
-        MPIDI_TCP_flush(c);
-        return 0;
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+
+    if (MPIDI_TCP_auth_reply_check(mac, g->cards[c->peer].key, op, &c->hello, c->nonce_l)) {
+        MPIDI_TCP_conn_fail(c, auth_error(c->peer, "its answer is not signed with that "
+                                          "rank's key"));
+        return;
     }
-    /* the peer keeps the connection it initiated to us: our sends wait for it */
-    set_state(c, MPIDI_TCP_CONN_REFUSED);
-    c->deadline = MPIDI_TCP_now() + MPIDI_TCP_global.timeout;
-    conn_close_fd(c);
-    return 1;
-}
-
-static void fail_awaits(MPIDI_TCP_conn_t * c, int err)
-{
-    while (c->awaits) {
-        MPIDI_TCP_await_t *a = c->awaits;
-        c->awaits = a->next;
-        a->sreq->status.MPI_ERROR = err;
-        if (a->handler_id == MPIDIG_SEND_CTS)
-            MPIDIG_global.origin_cbs[MPIDIG_SEND_DATA] (a->sreq);
-        else
-            MPID_Request_complete(a->sreq);
-        MPL_free(a);
+    switch (op) {
+        case MPIDI_TCP_OP_HELLO_ACK:
+            MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_ESTABLISHED);
+            c->retries = 0;
+            MPIDI_TCP_flush(c);
+            break;
+        case MPIDI_TCP_OP_HELLO_NAK:
+            /* the peer keeps the connection it initiated to us: our sends wait for
+             * it; should it never come, we connect again */
+            conn_close_fd(c);
+            MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_REFUSED);
+            c->deadline = MPIDI_TCP_now() + g->timeout;
+            break;
+        default:
+            MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, "it has declared this rank "
+                                                        "failed", 0));
+            break;
     }
 }
 
-void MPIDI_TCP_conn_fail(MPIDI_TCP_conn_t * c, int err)
+int MPIDI_TCP_conn_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
 {
-    int peer = c->peer;
+    switch (h->opcode) {
+        case MPIDI_TCP_OP_CHALLENGE:
+            on_challenge(c, body);
+            break;
+        case MPIDI_TCP_OP_HELLO:
+            on_hello(c, body);
+            break;
+        default:
+            on_verdict(c, (MPIDI_TCP_opcode_t) h->opcode, body);
+            break;
+    }
+    return MPI_SUCCESS;
+}
 
-    if (peer < 0 || MPIDI_TCP_global.vc[peer] != c || c->got_close) {
-        /* not a connection anything depends on */
-        if (peer >= 0 && MPIDI_TCP_global.vc[peer] == c)
-            MPIDI_TCP_global.vc[peer] = NULL;
-        c->peer = -1;
-        MPIDI_TCP_sendq_fail(c, err);
+/* Seconds before the next attempt: at the next timer check after the first
+ * close, then from 10 ms doubling to 1 s. */
+static double backoff(int retries)
+{
+    return retries <= 1 ? 0.001 : MPL_MIN(0.01 * (double) (1 << MPL_MIN(retries - 2, 7)), 1.0);
+}
+
+/* The connection ended: end of stream, a reset, a failed read or write. */
+void MPIDI_TCP_conn_lost(MPIDI_TCP_conn_t * c, const char *what, int sys_errno)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+
+    if (c->peer < 0 || c->got_close) {
         MPIDI_TCP_conn_free(c);
         return;
     }
-    MPIDI_TCP_global.dead_err[peer] = err;
-    MPIDI_TCP_global.n_dead++;
+    if (c->outgoing && is_pending(c->state) && !g->finalizing) {
+        /* before the verdict: the listener may have dropped us while we were
+         * away, or for a flood of strangers; a peer that is gone refuses the
+         * next connect */
+        double now = MPIDI_TCP_now();
+        if (c->retries++ == 0)
+            c->retry_since = now;
+        if (now - c->retry_since > g->outage) {
+            char why[128];
+            snprintf(why, sizeof(why), "it closed %d connections before completing the "
+                     "handshake in %d s", c->retries, g->outage);
+            MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, why, sys_errno));
+            return;
+        }
+        /* reconnected by MPIDI_TCP_check_timers: this call's epoll events may
+         * still name the connection */
+        conn_close_fd(c);
+        MPIDI_TCP_set_writing(c, 0);
+        MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_BACKOFF);
+        c->deadline = now + backoff(c->retries);
+        return;
+    }
+    MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, sys_errno ? what :
+                                                "connection closed before MPI_Finalize",
+                                                sys_errno));
+}
+
+/* Fails everything that depends on the connection's peer (when it is the
+ * peer's chosen connection) and closes it. */
+void MPIDI_TCP_conn_fail(MPIDI_TCP_conn_t * c, int err)
+{
+    int peer = c->peer;
+    int chosen = peer >= 0 && MPIDI_TCP_global.vc[peer] == c;
+
+    if (chosen && !MPIDI_TCP_global.dead_err[peer]) {
+        MPIDI_TCP_global.dead_err[peer] = err;
+        MPIDI_TCP_global.n_dead++;
+    }
     MPIDI_TCP_sendq_fail(c, err);
-    fail_awaits(c, err);
+    MPIDI_TCP_awaits_fail(c, err);
     MPIDI_TCP_rx_abort(c, err);
     MPIDI_TCP_conn_free(c);
-    MPIDI_TCP_sweep_posted(0);
+    if (chosen)
+        MPIDI_TCP_sweep_posted(0);
 }
 
 /* Receives posted for a dead peer complete with its error; called on each
@@ -414,26 +528,33 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected)
     }
 }
 
-/* Connections not established within CONNECT_TIMEOUT: the peer is
- * unreachable (or a stranger connected and said nothing). */
-void MPIDI_TCP_check_timers(void)
+/* Deadlines of connections not yet established: TCP's handshake
+ * (CONNECT_TIMEOUT), a stranger's time to prove itself, the next attempt
+ * after a close or a refusal. */
+void MPIDI_TCP_check_timers(double now)
 {
-    double now = MPIDI_TCP_now();
     MPIDI_TCP_conn_t *c = MPIDI_TCP_global.conns, *next;
 
     for (; c; c = next) {
         next = c->next;
-        if (!is_pending(c->state) || now < c->deadline)
+        if (!is_pending(c->state) || c->deadline == 0 || now < c->deadline)
             continue;
-        if (c->outgoing) {
-            char what[64];
-            snprintf(what, sizeof(what), "no connection within %d s "
-                     "(MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT)", MPIDI_TCP_global.timeout);
-            MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, what, 0));
-            next = MPIDI_TCP_global.conns;      /* the list changed */
-        } else {
-            MPIDI_TCP_conn_free(c);
-            next = MPIDI_TCP_global.conns;
+        switch (c->state) {
+            case MPIDI_TCP_CONN_CONNECTING:{
+                    char what[80];
+                    snprintf(what, sizeof(what), "no connection within %d s "
+                             "(MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT)", MPIDI_TCP_global.timeout);
+                    MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, what, 0));
+                    break;
+                }
+            case MPIDI_TCP_CONN_UNPROVEN:
+                MPIDI_TCP_refused(&c->remote, "no proof of membership in time");
+                MPIDI_TCP_conn_free(c);
+                break;
+            default:   /* BACKOFF, REFUSED */
+                reconnect(c);
+                break;
         }
+        next = MPIDI_TCP_global.conns;  /* the list may have changed */
     }
 }

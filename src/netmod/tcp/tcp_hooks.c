@@ -17,13 +17,24 @@ int MPIDI_TCP_mpi_comm_commit_pre_hook(MPIR_Comm * comm)
     return MPI_SUCCESS;
 }
 
+/* Communicators by the context id their messages carry, so that the sender
+ * a message names can be checked against the connection it came on
+ * (tcp_verify.c). */
 int MPIDI_TCP_mpi_comm_commit_post_hook(MPIR_Comm * comm)
 {
+    if (MPIDI_TCP_global.comm_map == NULL)
+        MPIDIU_map_create(&MPIDI_TCP_global.comm_map, MPL_MEM_COMM);
+    if (MPIDIU_map_lookup(MPIDI_TCP_global.comm_map, comm->recvcontext_id) != MPIDIU_MAP_NOT_FOUND)
+        MPIDIU_map_erase(MPIDI_TCP_global.comm_map, comm->recvcontext_id);
+    MPIDIU_map_set(MPIDI_TCP_global.comm_map, comm->recvcontext_id, comm, MPL_MEM_COMM);
     return MPI_SUCCESS;
 }
 
 int MPIDI_TCP_mpi_comm_free_hook(MPIR_Comm * comm)
 {
+    if (MPIDI_TCP_global.comm_map &&
+        MPIDIU_map_lookup(MPIDI_TCP_global.comm_map, comm->recvcontext_id) == comm)
+        MPIDIU_map_erase(MPIDI_TCP_global.comm_map, comm->recvcontext_id);
     return MPI_SUCCESS;
 }
 
@@ -41,7 +52,7 @@ int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **lo
         MPIDIU_comm_rank_to_pid_local(comm, i, &lpid, &avtid);
         MPIR_ERR_CHKANDJUMP(avtid != 0, mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
         sizes[i] = sizeof(MPIDI_TCP_bc_t);
-        memcpy(upids + i * sizeof(MPIDI_TCP_bc_t), &MPIDI_TCP_global.addrs[lpid],
+        memcpy(upids + i * sizeof(MPIDI_TCP_bc_t), MPIDI_TCP_ADDR(lpid),
                sizeof(MPIDI_TCP_bc_t));
     }
     *local_upid_size = sizes;
@@ -65,7 +76,7 @@ int MPIDI_TCP_upids_to_gpids(int size, int *remote_upid_size, char *remote_upids
         int found = -1;
         for (int r = 0; r < MPIDI_TCP_global.size && found < 0; r++)
             if (remote_upid_size[i] == sizeof(MPIDI_TCP_bc_t) &&
-                memcmp(u, &MPIDI_TCP_global.addrs[r], sizeof(MPIDI_TCP_bc_t)) == 0)
+                memcmp(u, MPIDI_TCP_ADDR(r), sizeof(MPIDI_TCP_bc_t)) == 0)
                 found = r;
         MPIR_ERR_CHKANDJUMP(found < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
         remote_gpids[i] = MPIDIU_GPID_CREATE(0, found);

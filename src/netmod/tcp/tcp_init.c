@@ -6,6 +6,7 @@
 
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
 #include "mpidu_bc.h"
@@ -104,9 +105,26 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        Seconds after which a peer that cannot be reached fails the requests that depend on
-        it with an MPI error; keepalive finds a silent peer on an idle connection within
-        about as long. Default 30. Must be 1 or more.
+        Seconds the network may take to complete TCP's own connection handshake to a
+        peer (an address that does not answer) before that peer fails the requests that
+        depend on it. Never a bound on how long a live peer may stay outside MPI: once the
+        kernel has connected, ch4:tcp waits for the peer's proof of membership as long as
+        it takes. Default 30. Must be 1 or more.
+
+    - name        : MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT
+      category    : CH4_TCP
+      type        : int
+      default     : 120
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Seconds a connected peer's host may stay silent at the TCP level (acknowledging
+        neither data nor keepalive probes) before that peer fails the requests that depend
+        on it. A network outage shorter than half of it heals with nothing lost (TCP's
+        retransmission backoff can carry a longer one past it); a peer that is alive but
+        outside MPI still acknowledges at the TCP level and is never timed out. Default
+        120. Must be 2 or more.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -138,6 +156,8 @@ static int check_cvars(void)
         return cvar_error("MPIR_CVAR_CH4_TCP_RCVBUF_SIZE", MPIR_CVAR_CH4_TCP_RCVBUF_SIZE);
     if (MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT < 1)
         return cvar_error("MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT", MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT);
+    if (MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT < 2)
+        return cvar_error("MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT", MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT);
     if (MPIDI_TCP_parse_port_range(MPIR_CVAR_CH4_TCP_PORT_RANGE, &g->port_lo, &g->port_hi))
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                              "MPIR_CVAR_CH4_TCP_PORT_RANGE (lo:hi)", MPIR_CVAR_CH4_TCP_PORT_RANGE);
@@ -145,11 +165,34 @@ static int check_cvars(void)
     g->rcvbuf = MPIR_CVAR_CH4_TCP_RCVBUF_SIZE;
     g->nodelay = MPIR_CVAR_CH4_TCP_NODELAY;
     g->timeout = MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT;
+    g->outage = MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT;
 
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* A rank may end up with a connection to every peer, plus the unproven ones
+ * it is checking: raise the soft limit towards that, and say so when the hard
+ * limit is lower. */
+static void check_nofile(void)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    struct rlimit rl;
+    rlim_t want = (rlim_t) g->size + g->unproven_max + 64;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    if (rl.rlim_max > rl.rlim_cur) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < want && MPIR_Process.local_rank == 0)
+        fprintf(stderr, "ch4:tcp warning: RLIMIT_NOFILE is %lu; a rank that talks to all %d "
+                "peers needs up to %lu descriptors (one per peer, %d for connections being "
+                "checked, 64 for the rest): raise it (ulimit -n) or a rank may run out\n",
+                (unsigned long) rl.rlim_cur, g->size - 1, (unsigned long) want, g->unproven_max);
 }
 
 int MPIDI_TCP_init_local(int *tag_bits)
@@ -160,13 +203,17 @@ int MPIDI_TCP_init_local(int *tag_bits)
     mpi_errno = check_cvars();
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(MPIDI_global.n_vcis != 1, mpi_errno, MPI_ERR_OTHER, "**tcp_vcis");
+    MPIR_ERR_CHKANDJUMP(MPIDI_TCP_auth_init() != 0, mpi_errno, MPI_ERR_OTHER, "**tcp_crypto");
     g->rank = MPIR_Process.rank;
     g->size = MPIR_Process.size;
     g->listen_fd = -1;
-    g->addrs = MPL_calloc(g->size, sizeof(*g->addrs), MPL_MEM_ADDRESS);
+    g->cards = MPL_calloc(g->size, sizeof(*g->cards), MPL_MEM_ADDRESS);
     g->vc = MPL_calloc(g->size, sizeof(*g->vc), MPL_MEM_ADDRESS);
     g->dead_err = MPL_calloc(g->size, sizeof(*g->dead_err), MPL_MEM_ADDRESS);
-    MPIR_ERR_CHKANDJUMP(!g->addrs || !g->vc || !g->dead_err, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIR_ERR_CHKANDJUMP(!g->cards || !g->vc || !g->dead_err, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    mpi_errno = MPIDI_TCP_accept_init();
+    MPIR_ERR_CHECK(mpi_errno);
+    check_nofile();
 
     g->epfd = epoll_create1(EPOLL_CLOEXEC);
     MPIR_ERR_CHKANDJUMP1(g->epfd < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_epoll", "**tcp_epoll %d",
@@ -175,15 +222,19 @@ int MPIDI_TCP_init_local(int *tag_bits)
     MPIR_ERR_CHECK(mpi_errno);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL };
     epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->listen_fd, &ev);
-    g->addrs[g->rank] = g->me;
+    /* the key proves connections to us; it leaves this process only through PMI */
+    MPIDI_TCP_auth_random(g->me.key, sizeof(g->me.key));
+    g->me.eager_max = (uint32_t) MPIDI_TCP_eager_max;
+    g->cards[g->rank] = g->me;
 
     if (MPIR_CVAR_DEBUG_SUMMARY && g->rank == 0) {
         char addr[64];
         printf("==== ch4:tcp ====\nrank 0 listens on %s (%s)\neager limit: %ld bytes\n"
                "socket buffers: snd %d rcv %d (0 = kernel autotuning)\nTCP_NODELAY: %d\n"
-               "connect timeout: %d s\n=================\n",
-               MPIDI_TCP_addr_str(&g->me, addr, sizeof(addr)), g->ifname,
-               (long) MPIDI_TCP_eager_max, g->sndbuf, g->rcvbuf, g->nodelay, g->timeout);
+               "connect timeout: %d s\noutage timeout: %d s\n=================\n",
+               MPIDI_TCP_addr_str(&g->me.addr, addr, sizeof(addr)), g->ifname,
+               (long) MPIDI_TCP_eager_max, g->sndbuf, g->rcvbuf, g->nodelay, g->timeout,
+               g->outage);
     }
 
   fn_exit:
@@ -192,18 +243,18 @@ int MPIDI_TCP_init_local(int *tag_bits)
     goto fn_exit;
 }
 
-/* Every rank's listening address, through PMI. */
+/* Every rank's card (address, eager limit, key), through PMI. */
 int MPIDI_TCP_init_world(void)
 {
     int mpi_errno = MPI_SUCCESS;
     void *table = NULL;
-    int len = sizeof(MPIDI_TCP_bc_t);
+    int len = sizeof(MPIDI_TCP_card_t);
 
     mpi_errno = MPIDU_bc_table_create(MPIR_Process.rank, MPIR_Process.size,
                                       MPIR_Process.node_map, &MPIDI_TCP_global.me,
-                                      sizeof(MPIDI_TCP_bc_t), TRUE, FALSE, &table, &len);
+                                      sizeof(MPIDI_TCP_card_t), TRUE, FALSE, &table, &len);
     MPIR_ERR_CHECK(mpi_errno);
-    memcpy(MPIDI_TCP_global.addrs, table, MPIR_Process.size * sizeof(MPIDI_TCP_bc_t));
+    memcpy(MPIDI_TCP_global.cards, table, MPIR_Process.size * sizeof(MPIDI_TCP_card_t));
     mpi_errno = MPIDU_bc_table_destroy();
     MPIR_ERR_CHECK(mpi_errno);
 
@@ -218,14 +269,31 @@ int MPIDI_TCP_post_init(void)
     return MPI_SUCCESS;
 }
 
-/* Messages still queued, counted in entries. */
+/* Messages of c still queued, counted in entries. */
+static long queued_msgs(MPIDI_TCP_conn_t * c)
+{
+    long n = 0;
+    for (MPIDI_TCP_sendq_t * e = c->sq_head; e; e = e->next)
+        n++;
+    return n;
+}
+
 static long queued(void)
 {
     long n = 0;
     for (MPIDI_TCP_conn_t * c = MPIDI_TCP_global.conns; c; c = c->next)
-        for (MPIDI_TCP_sendq_t * e = c->sq_head; e; e = e->next)
-            n++;
+        n += queued_msgs(c);
     return n;
+}
+
+/* Bytes written to c's socket that its peer has not acknowledged. */
+static int outq_bytes(MPIDI_TCP_conn_t * c)
+{
+    int outq = 0;
+    if (c->fd < 0 || c->self_rx || c->peer == MPIDI_TCP_global.rank ||
+        ioctl(c->fd, SIOCOUTQ, &outq) != 0)
+        return 0;
+    return outq;
 }
 
 /* Sends CLOSE where nothing else is left to send; returns the bytes written
@@ -252,26 +320,40 @@ static long unacked(void)
             c->shut_wr = 1;
         }
         /* closing with unacknowledged data could reset the connection and lose it */
-        int outq = 0;
-        if (!c->self_rx && c->peer != MPIDI_TCP_global.rank &&
-            ioctl(c->fd, SIOCOUTQ, &outq) == 0)
-            busy += outq;
+        busy += outq_bytes(c);
     }
     return busy;
 }
 
-/* Progress until busy() is 0; gives up only after MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT
- * seconds in which it did not go down (a slow peer delays, a stuck one does not hang). */
+/* Progress until busy() is 0, or MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT seconds in
+ * which it did not go down (a slow peer delays, a stuck one does not hang):
+ * then each peer still owed data is named. */
 static int drain(long (*busy) (void))
 {
     int mpi_errno = MPI_SUCCESS, made;
     long last = busy(), now_busy;
-    double deadline = MPIDI_TCP_now() + MPIDI_TCP_global.timeout;
+    double deadline = MPIDI_TCP_now() + MPIDI_TCP_global.outage;
 
-    while ((now_busy = busy()) > 0 && MPIDI_TCP_now() < deadline) {
+    while ((now_busy = busy()) > 0) {
         if (now_busy < last) {
             last = now_busy;
-            deadline = MPIDI_TCP_now() + MPIDI_TCP_global.timeout;
+            deadline = MPIDI_TCP_now() + MPIDI_TCP_global.outage;
+        }
+        if (MPIDI_TCP_now() >= deadline) {
+            for (MPIDI_TCP_conn_t * c = MPIDI_TCP_global.conns; c; c = c->next) {
+                long msgs = queued_msgs(c);
+                int bytes = outq_bytes(c);
+                char addr[64];
+                if (c->peer < 0 || (msgs == 0 && bytes == 0))
+                    continue;
+                fprintf(stderr, "ch4:tcp warning: rank %d: MPI_Finalize gave up after %d s "
+                        "without progress: rank %d (%s) has not acknowledged %d bytes, "
+                        "%ld messages not sent\n", MPIDI_TCP_global.rank,
+                        MPIDI_TCP_global.outage, c->peer,
+                        MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(c->peer), addr, sizeof(addr)),
+                        bytes, msgs);
+            }
+            break;
         }
         mpi_errno = MPIDI_TCP_progress(&made);
         MPIR_ERR_CHECK(mpi_errno);
@@ -308,7 +390,16 @@ int MPIDI_TCP_mpi_finalize_hook(void)
     MPIDI_TCP_reap();
     close(g->listen_fd);
     close(g->epfd);
-    MPL_free(g->addrs);
+    if (g->spare_fd >= 0)
+        close(g->spare_fd);
+    /* the keys prove membership in this job: not left in freed memory */
+    MPIDI_TCP_auth_wipe(g->cards, g->size * sizeof(*g->cards));
+    MPIDI_TCP_auth_wipe(&g->me, sizeof(g->me));
+    if (g->comm_map) {
+        MPIDIU_map_destroy(g->comm_map);
+        g->comm_map = NULL;
+    }
+    MPL_free(g->cards);
     MPL_free(g->vc);
     MPL_free(g->dead_err);
 

@@ -29,35 +29,44 @@ typedef int (*rx_handler_t) (MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
 
 /* the state a connection must be in to receive each opcode */
 static const MPIDI_TCP_conn_state_t op_state[MPIDI_TCP_OP_MAX] = {
-    [MPIDI_TCP_OP_HELLO] = MPIDI_TCP_CONN_ACCEPTED,
+    [MPIDI_TCP_OP_CHALLENGE] = MPIDI_TCP_CONN_AWAIT_CHALLENGE,
+    [MPIDI_TCP_OP_HELLO] = MPIDI_TCP_CONN_UNPROVEN,
     [MPIDI_TCP_OP_HELLO_ACK] = MPIDI_TCP_CONN_HELLO_SENT,
     [MPIDI_TCP_OP_HELLO_NAK] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_HELLO_DEAD] = MPIDI_TCP_CONN_HELLO_SENT,
     [MPIDI_TCP_OP_AM] = MPIDI_TCP_CONN_ESTABLISHED,
     [MPIDI_TCP_OP_CLOSE] = MPIDI_TCP_CONN_ESTABLISHED,
 };
 
 static int n_arrived;
 
-/* A stream that breaks the protocol: a stranger is refused quietly, a rank
- * of this job fails its connection with an error naming it. */
-static int protocol_error(MPIDI_TCP_conn_t * c, const char *why)
+/* A stream that breaks the protocol.  A stranger is refused; at a rank's
+ * address, something that is not that rank fails it; a rank of this job that
+ * sent a malformed message is failed with an error naming it, which only the
+ * requests depending on it see.  Always MPI_SUCCESS: nothing here is an error
+ * of the MPI call that happens to drive progress. */
+int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why)
 {
-    char ip[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &c->remote.sin_addr, ip, sizeof(ip));
-    if (c->peer < 0) {
-        fprintf(stderr, "ch4:tcp warning: rank %d refused a connection from %s:%d: %s\n",
-                MPIDI_TCP_global.rank, ip, ntohs(c->remote.sin_port), why);
+    char addr[64];
+    int peer = c->peer, err;
+
+    if (peer < 0) {
+        MPIDI_TCP_refused(&c->remote, why);
         MPIDI_TCP_conn_free(c);
         return MPI_SUCCESS;
     }
-    char addr[64];
-    int peer = c->peer;
-    int err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                   MPI_ERR_OTHER, "**tcp_badhdr", "**tcp_badhdr %d %s %s",
-                                   peer, MPIDI_TCP_addr_str(&MPIDI_TCP_global.addrs[peer], addr,
-                                                            sizeof(addr)), why);
+    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(peer), addr, sizeof(addr));
+    fprintf(stderr, "DEBUG protocol error from %d: %s\n", peer, why);
+    if (c->state == MPIDI_TCP_CONN_ESTABLISHED)
+        err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                   MPIX_ERR_PROC_FAILED, "**tcp_badhdr", "**tcp_badhdr %d %s %s",
+                                   peer, addr, why);
+    else
+        err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                   MPIX_ERR_PROC_FAILED, "**tcp_auth", "**tcp_auth %d %s %s",
+                                   peer, addr, why);
     MPIDI_TCP_conn_fail(c, err);
-    return err;
+    return MPI_SUCCESS;
 }
 
 static void consume_payload(MPIDI_TCP_conn_t * c, void *data, size_t n)
@@ -123,23 +132,15 @@ static int held_candidate(const MPIDI_TCP_hdr_t * h, const void *am_hdr)
         h->payload_sz > (uint64_t) MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE;
 }
 
-static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
-                 size_t buffered, MPIDI_TCP_rx_mode_t mode)
+/* am_hdr: the MPIDIG header, aligned (it holds pointers) and verified */
+static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, void *am_hdr,
+                 uint8_t * payload, size_t buffered, MPIDI_TCP_rx_mode_t mode)
 {
     int mpi_errno = MPI_SUCCESS;
-    /* MPIDIG headers hold pointers: hand them over aligned */
-    uint64_t am_hdr[MPIDI_TCP_AM_HDR_MAX / sizeof(uint64_t)];
     size_t hdr_total = MPIDI_TCP_HDR_SIZE + h->am_hdr_sz;
-    uint8_t *payload = (uint8_t *) body + h->am_hdr_sz;
     uint32_t attr = 0;
 
-    if (MPIDIG_global.target_msg_cbs[h->handler_id] == NULL)
-        return protocol_error(c, "unregistered handler id");
-    memcpy(am_hdr, body, h->am_hdr_sz);
     MPIDIG_AM_ATTR_SET_VCIS(attr, h->src_vci, h->dst_vci);
-    MPIDI_TCP_conn_t *vc = MPIDI_TCP_global.vc[c->peer];
-    if (vc)
-        MPIDI_TCP_await_done(vc, h->handler_id, am_hdr);
     n_arrived++;
 
     if (mode == MPIDI_TCP_RX_SYNC) {
@@ -158,10 +159,15 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t 
                                                              &rreq);
     c->rx_held = NULL;
     if (rreq && held && !MPIDIG_recv_initialized(rreq)) {
+        /* at most the sender's announced eager limit (MPIDI_TCP_verify_am) */
         MPIDI_TCP_am_request_t *t = HELD(rreq);
         memset(t, 0, sizeof(*t));
         t->buf = MPL_malloc(h->payload_sz, MPL_MEM_BUFFER);
-        MPIR_Assert(t->buf);
+        if (t->buf == NULL) {
+            t->err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
+                                          __LINE__, MPI_ERR_OTHER, "**nomem", 0);
+            rreq = NULL;        /* its payload is read and dropped */
+        }
         c->rx_held = t->buf;
     } else if (rreq) {
         recv_setup(rreq);
@@ -175,24 +181,7 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t 
     return mpi_errno;
 }
 
-static int rx_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
-                    size_t buffered, MPIDI_TCP_rx_mode_t mode)
-{
-    c->r_head += MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE;
-    MPIDI_TCP_conn_hello(c, body);
-    return MPI_SUCCESS;
-}
-
-static int rx_hello_reply(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
-                          size_t buffered, MPIDI_TCP_rx_mode_t mode)
-{
-    c->r_head += MPIDI_TCP_HDR_SIZE;
-    MPIDI_TCP_conn_hello_reply(c, h->opcode == MPIDI_TCP_OP_HELLO_ACK);
-    return MPI_SUCCESS;
-}
-
-static int rx_close(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body,
-                    size_t buffered, MPIDI_TCP_rx_mode_t mode)
+static int rx_close(MPIDI_TCP_conn_t * c)
 {
     c->r_head += MPIDI_TCP_HDR_SIZE;
     c->got_close = 1;
@@ -204,25 +193,6 @@ static int rx_close(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8
         MPIDI_TCP_sweep_posted(0);
     }
     return MPI_SUCCESS;
-}
-
-static const rx_handler_t rx_handlers[MPIDI_TCP_OP_MAX] = {
-    [MPIDI_TCP_OP_HELLO] = rx_hello,
-    [MPIDI_TCP_OP_HELLO_ACK] = rx_hello_reply,
-    [MPIDI_TCP_OP_HELLO_NAK] = rx_hello_reply,
-    [MPIDI_TCP_OP_AM] = rx_am,
-    [MPIDI_TCP_OP_CLOSE] = rx_close,
-};
-
-static void on_eof(MPIDI_TCP_conn_t * c, int sys_errno)
-{
-    if (c->got_close || c->peer < 0) {
-        MPIDI_TCP_conn_free(c);
-        return;
-    }
-    MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, sys_errno ? "receive" :
-                                                "connection closed before MPI_Finalize",
-                                                sys_errno));
 }
 
 /* Reads the payload of an async message.  Returns 1 when it is complete, 0
@@ -278,7 +248,7 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
             }
         }
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
-            on_eof(c, n == 0 ? 0 : errno);
+            MPIDI_TCP_conn_lost(c, "receive", n == 0 ? 0 : errno);
             return -1;
         }
         if (n < 0) {
@@ -330,6 +300,8 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
 {
     size_t avail = c->r_tail - c->r_head;
     MPIDI_TCP_hdr_t h;
+    /* MPIDIG headers hold pointers: hand them over aligned */
+    uint64_t am_hdr[MPIDI_TCP_AM_HDR_MAX / sizeof(uint64_t)];
 
     if (avail < MPIDI_TCP_HDR_SIZE) {
         c->need = MPIDI_TCP_HDR_SIZE - avail;
@@ -338,17 +310,27 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
     MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hdr_decode(c->rbuf + c->r_head, MPIDI_AM_HANDLERS_MAX,
                                                     &h);
     if (herr != MPIDI_TCP_HDR_OK) {
-        *mpi_errno = protocol_error(c, MPIDI_TCP_hdr_strerror(herr));
+        *mpi_errno = MPIDI_TCP_protocol_error(c, MPIDI_TCP_hdr_strerror(herr));
         return 1;
     }
     if (op_state[h.opcode] != c->state) {
-        *mpi_errno = protocol_error(c, "message not valid in this connection state");
+        *mpi_errno = MPIDI_TCP_protocol_error(c, "message not valid in this connection state");
+        return 1;
+    }
+    if (h.opcode == MPIDI_TCP_OP_CLOSE) {
+        *mpi_errno = rx_close(c);
         return 1;
     }
     size_t hdr_total = MPIDI_TCP_HDR_SIZE + h.am_hdr_sz;
     if (avail < hdr_total) {
         c->need = hdr_total - avail;
         return 0;
+    }
+    memcpy(am_hdr, c->rbuf + c->r_head + MPIDI_TCP_HDR_SIZE, h.am_hdr_sz);
+    const char *bad = MPIDI_TCP_verify_am(c, &h, am_hdr);
+    if (bad) {
+        *mpi_errno = MPIDI_TCP_protocol_error(c, bad);
+        return 1;
     }
     size_t buffered = avail - hdr_total;
     MPIDI_TCP_rx_mode_t mode = MPIDI_TCP_rx_mode(hdr_total, h.payload_sz, buffered);
@@ -359,15 +341,64 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
     c->need = 0;
     c->readahead = mode == MPIDI_TCP_RX_ASYNC ? MPIDI_TCP_READAHEAD_AFTER_LARGE :
         MPIDI_TCP_READAHEAD;
-    *mpi_errno = rx_handlers[h.opcode] (c, &h, c->rbuf + c->r_head + MPIDI_TCP_HDR_SIZE,
-                                        buffered, mode);
+    *mpi_errno = rx_am(c, &h, am_hdr, c->rbuf + c->r_head + hdr_total, buffered, mode);
     return 1;
+}
+
+/* A handshake message, read exactly (nothing past it leaves the socket) into
+ * the connection's small buffer: no read-ahead buffer before the proof. */
+static int hs_read(MPIDI_TCP_conn_t * c)
+{
+    MPIDI_TCP_hdr_t h;
+
+    for (;;) {
+        size_t want = MPIDI_TCP_HDR_SIZE - c->hs_len;
+        if (c->hs_len >= MPIDI_TCP_HDR_SIZE) {
+            MPIDI_TCP_hdr_decode(c->hs, MPIDI_AM_HANDLERS_MAX, &h);
+            want = MPIDI_TCP_HDR_SIZE + h.payload_sz - c->hs_len;
+        }
+        ssize_t n = want ? read(c->fd, c->hs + c->hs_len, want) : 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return MPI_SUCCESS;
+        if (n <= 0 && want) {
+            MPIDI_TCP_conn_lost(c, "receive", n == 0 ? 0 : errno);
+            return MPI_SUCCESS;
+        }
+        c->hs_len += n;
+        if (c->hs_len == MPIDI_TCP_HDR_SIZE) {
+            MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hdr_decode(c->hs, MPIDI_AM_HANDLERS_MAX, &h);
+            if (herr != MPIDI_TCP_HDR_OK)
+                return MPIDI_TCP_protocol_error(c, MPIDI_TCP_hdr_strerror(herr));
+            if (op_state[h.opcode] != c->state)
+                return MPIDI_TCP_protocol_error(c, "message not valid in this connection state");
+        }
+        if (c->hs_len > MPIDI_TCP_HDR_SIZE && c->hs_len == MPIDI_TCP_HDR_SIZE + h.payload_sz) {
+            c->hs_len = 0;
+            return MPIDI_TCP_conn_handshake(c, &h, c->hs + MPIDI_TCP_HDR_SIZE);
+        }
+    }
 }
 
 static int conn_read(MPIDI_TCP_conn_t * c)
 {
     int mpi_errno = MPI_SUCCESS, drained = 0;
     size_t budget = MPIDI_TCP_READ_BUDGET;
+
+    if (c->fd < 0)
+        return MPI_SUCCESS;
+    if (c->state != MPIDI_TCP_CONN_ESTABLISHED)
+        return hs_read(c);
+    if (c->rbuf == NULL) {
+        c->rbuf = MPL_malloc(MPIDI_TCP_RBUF_SIZE, MPL_MEM_BUFFER);
+        if (c->rbuf == NULL) {
+            MPIDI_TCP_conn_fail(c, MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+                                                        __func__, __LINE__, MPI_ERR_OTHER,
+                                                        "**nomem", 0));
+            return MPI_SUCCESS;
+        }
+    }
 
     while (!c->zombie && c->fd >= 0 && mpi_errno == MPI_SUCCESS) {
         if (c->rx_active) {
@@ -401,11 +432,11 @@ static int conn_read(MPIDI_TCP_conn_t * c)
             budget -= MPL_MIN((size_t) n, budget);
             drained = (size_t) n < want;
         } else if (n == 0) {
-            on_eof(c, 0);
+            MPIDI_TCP_conn_lost(c, "receive", 0);
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
             break;
         } else if (errno != EINTR) {
-            on_eof(c, errno);
+            MPIDI_TCP_conn_lost(c, "receive", errno);
         }
     }
     return mpi_errno;
@@ -430,13 +461,13 @@ static int poll_events(void)
     for (int i = 0; i < n && mpi_errno == MPI_SUCCESS; i++) {
         MPIDI_TCP_conn_t *c = ev[i].data.ptr;
         if (c == NULL) {
-            mpi_errno = MPIDI_TCP_conn_accept();
+            MPIDI_TCP_accept();
             continue;
         }
         if (c->zombie)
             continue;
         if (c->state == MPIDI_TCP_CONN_CONNECTING) {
-            mpi_errno = MPIDI_TCP_conn_connected(c);
+            MPIDI_TCP_conn_connected(c);
             continue;
         }
         if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
@@ -466,10 +497,11 @@ int MPIDI_TCP_progress(int *made_progress)
     /* timers: the clock is read on one call in 64 */
     double now;
     if ((calls & 63) == 0 && (now = MPIDI_TCP_now()) >= MPIDI_TCP_global.next_timer) {
-        /* connect deadlines, and receives waiting on peers that may be gone */
+        /* deadlines, liveness, and receives waiting on peers that may be gone */
         MPIDI_TCP_global.next_timer = now + MPIDI_TCP_TIMER_PERIOD;
         if (MPIDI_TCP_global.n_pending)
-            MPIDI_TCP_check_timers();
+            MPIDI_TCP_check_timers(now);
+        MPIDI_TCP_liveness_check(now);
         MPIDI_TCP_sweep_posted(1);
     }
     MPIDI_TCP_reap();

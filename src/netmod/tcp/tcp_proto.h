@@ -13,10 +13,19 @@
  *   6  am_hdr_sz   bytes of MPIDIG header that follow (u16)
  *   8  payload_sz  bytes of payload after the MPIDIG header (u64)
  *
- * A HELLO carries a 16-byte body (magic, world rank, world size, reserved)
- * as its payload.  The header is validated completely (version first, then
- * the opcode, then every size against the opcode's limits) before anything is
- * dispatched, so a malformed or foreign stream is refused, never indexed.
+ * A connection is adopted only after a challenge-response in which both ends
+ * prove they hold the listener's key (tcp_auth.h), which ranks learn only
+ * through PMI.  Bodies, all of fixed size:
+ *
+ *   CHALLENGE  listener -> initiator, at accept: magic, reserved, nonce_l[32]
+ *   HELLO      initiator: magic, its rank, world size, the rank it connects to,
+ *              nonce_i[32], mac[32] (over both nonces and the three numbers)
+ *   HELLO_ACK, HELLO_NAK, HELLO_DEAD   listener's verdict: mac[32] (over the
+ *              verdict, both nonces and the numbers of the HELLO)
+ *
+ * The header is validated completely (version first, then the opcode, then
+ * every size against the opcode's limits) before anything is dispatched, so
+ * a malformed or foreign stream is refused, never indexed.
  *
  * Plain C: no MPICH headers, unit-tested in test/unit/test_tcp.c.
  */
@@ -26,10 +35,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MPIDI_TCP_PROTO_VERSION 1
+#define MPIDI_TCP_PROTO_VERSION 2
 #define MPIDI_TCP_HDR_SIZE      16
-#define MPIDI_TCP_HELLO_SIZE    16
-#define MPIDI_TCP_HELLO_MAGIC   0x4d4d4354u     /* "MMCT" */
+#define MPIDI_TCP_MAGIC         0x4d4d4354u     /* "MMCT" */
+#define MPIDI_TCP_NONCE_SIZE    32
+#define MPIDI_TCP_MAC_SIZE      32
+#define MPIDI_TCP_CHALLENGE_SIZE (8 + MPIDI_TCP_NONCE_SIZE)
+#define MPIDI_TCP_HELLO_SIZE    (16 + MPIDI_TCP_NONCE_SIZE + MPIDI_TCP_MAC_SIZE)
+#define MPIDI_TCP_REPLY_SIZE    MPIDI_TCP_MAC_SIZE
+/* the largest handshake body */
+#define MPIDI_TCP_HS_BODY_MAX   MPIDI_TCP_HELLO_SIZE
 /* largest MPIDIG header carried inline: RMA sends a flattened datatype in the
  * header when it fits, as payload when it does not */
 #define MPIDI_TCP_AM_HDR_MAX    8192
@@ -37,9 +52,11 @@
 #define MPIDI_TCP_PAYLOAD_MAX   (UINT64_C(1) << 62)
 
 typedef enum {
-    MPIDI_TCP_OP_HELLO = 1,     /* initiator -> acceptor: who I am */
-    MPIDI_TCP_OP_HELLO_ACK,     /* acceptor keeps this connection */
-    MPIDI_TCP_OP_HELLO_NAK,     /* acceptor keeps its own connection to us instead */
+    MPIDI_TCP_OP_CHALLENGE = 1, /* listener -> initiator: prove you hold my key */
+    MPIDI_TCP_OP_HELLO,         /* initiator -> listener: who I am, and the proof */
+    MPIDI_TCP_OP_HELLO_ACK,     /* listener keeps this connection (and proves itself) */
+    MPIDI_TCP_OP_HELLO_NAK,     /* listener keeps its own connection to us instead */
+    MPIDI_TCP_OP_HELLO_DEAD,    /* listener has declared the initiator failed */
     MPIDI_TCP_OP_AM,    /* an MPIDIG active message */
     MPIDI_TCP_OP_CLOSE, /* orderly shutdown: nothing follows */
     MPIDI_TCP_OP_MAX
@@ -57,10 +74,11 @@ typedef struct {
 } MPIDI_TCP_hdr_t;
 
 typedef struct {
-    uint32_t magic;
-    uint32_t rank;
-    uint32_t size;
-    uint32_t reserved;
+    uint32_t rank;              /* the initiator's world rank */
+    uint32_t size;              /* world size */
+    uint32_t dest;              /* the world rank it means to reach */
+    uint8_t nonce[MPIDI_TCP_NONCE_SIZE];
+    uint8_t mac[MPIDI_TCP_MAC_SIZE];
 } MPIDI_TCP_hello_t;
 
 typedef enum {
@@ -73,6 +91,8 @@ typedef enum {
     MPIDI_TCP_HDR_EFLAGS,
     MPIDI_TCP_HELLO_EMAGIC,
     MPIDI_TCP_HELLO_ERANK,
+    MPIDI_TCP_HELLO_EDEST,
+    MPIDI_TCP_HELLO_EPROOF,
 } MPIDI_TCP_hdr_err_t;
 
 static inline void MPIDI_TCP_put16(uint8_t * p, uint16_t v)
@@ -126,6 +146,23 @@ static inline void MPIDI_TCP_hdr_encode(uint8_t * buf, const MPIDI_TCP_hdr_t * h
     MPIDI_TCP_put64(buf + 8, h->payload_sz);
 }
 
+/* The fixed body size of a control opcode. */
+static inline uint64_t MPIDI_TCP_body_size(MPIDI_TCP_opcode_t op)
+{
+    switch (op) {
+        case MPIDI_TCP_OP_CHALLENGE:
+            return MPIDI_TCP_CHALLENGE_SIZE;
+        case MPIDI_TCP_OP_HELLO:
+            return MPIDI_TCP_HELLO_SIZE;
+        case MPIDI_TCP_OP_HELLO_ACK:
+        case MPIDI_TCP_OP_HELLO_NAK:
+        case MPIDI_TCP_OP_HELLO_DEAD:
+            return MPIDI_TCP_REPLY_SIZE;
+        default:
+            return 0;
+    }
+}
+
 /* Decodes and validates; n_handlers bounds an AM's handler id. */
 static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_hdr_decode(const uint8_t * buf, int n_handlers,
                                                        MPIDI_TCP_hdr_t * h)
@@ -141,7 +178,7 @@ static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_hdr_decode(const uint8_t * buf, int 
 
     if (h->version != MPIDI_TCP_PROTO_VERSION)
         return MPIDI_TCP_HDR_EVERSION;
-    if (h->opcode < MPIDI_TCP_OP_HELLO || h->opcode >= MPIDI_TCP_OP_MAX)
+    if (h->opcode < MPIDI_TCP_OP_CHALLENGE || h->opcode >= MPIDI_TCP_OP_MAX)
         return MPIDI_TCP_HDR_EOPCODE;
     if (h->flags != 0)
         return MPIDI_TCP_HDR_EFLAGS;
@@ -158,31 +195,53 @@ static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_hdr_decode(const uint8_t * buf, int 
         return MPIDI_TCP_HDR_EHANDLER;
     if (h->am_hdr_sz != 0)
         return MPIDI_TCP_HDR_EAMHDR;
-    if (h->payload_sz != (h->opcode == MPIDI_TCP_OP_HELLO ? MPIDI_TCP_HELLO_SIZE : 0))
+    if (h->payload_sz != MPIDI_TCP_body_size((MPIDI_TCP_opcode_t) h->opcode))
         return MPIDI_TCP_HDR_EPAYLOAD;
+    return MPIDI_TCP_HDR_OK;
+}
+
+static inline void MPIDI_TCP_challenge_encode(uint8_t * buf, const uint8_t * nonce)
+{
+    MPIDI_TCP_put32(buf, MPIDI_TCP_MAGIC);
+    MPIDI_TCP_put32(buf + 4, 0);
+    memcpy(buf + 8, nonce, MPIDI_TCP_NONCE_SIZE);
+}
+
+/* Anything but an mpich-multichannel listener of this protocol is refused. */
+static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_challenge_decode(const uint8_t * buf, uint8_t * nonce)
+{
+    if (MPIDI_TCP_get32(buf) != MPIDI_TCP_MAGIC || MPIDI_TCP_get32(buf + 4) != 0)
+        return MPIDI_TCP_HELLO_EMAGIC;
+    memcpy(nonce, buf + 8, MPIDI_TCP_NONCE_SIZE);
     return MPIDI_TCP_HDR_OK;
 }
 
 static inline void MPIDI_TCP_hello_encode(uint8_t * buf, const MPIDI_TCP_hello_t * m)
 {
-    MPIDI_TCP_put32(buf, m->magic);
+    MPIDI_TCP_put32(buf, MPIDI_TCP_MAGIC);
     MPIDI_TCP_put32(buf + 4, m->rank);
     MPIDI_TCP_put32(buf + 8, m->size);
-    MPIDI_TCP_put32(buf + 12, m->reserved);
+    MPIDI_TCP_put32(buf + 12, m->dest);
+    memcpy(buf + 16, m->nonce, MPIDI_TCP_NONCE_SIZE);
+    memcpy(buf + 16 + MPIDI_TCP_NONCE_SIZE, m->mac, MPIDI_TCP_MAC_SIZE);
 }
 
-/* A HELLO must come from a rank of this job: same world size, a rank in it. */
+/* The numbers of a HELLO must fit this job (same world size, another rank of
+ * it, meant for rank me); the proof is checked by MPIDI_TCP_auth_hello_check. */
 static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_hello_decode(const uint8_t * buf, uint32_t world_size,
-                                                         MPIDI_TCP_hello_t * m)
+                                                         uint32_t me, MPIDI_TCP_hello_t * m)
 {
-    m->magic = MPIDI_TCP_get32(buf);
     m->rank = MPIDI_TCP_get32(buf + 4);
     m->size = MPIDI_TCP_get32(buf + 8);
-    m->reserved = MPIDI_TCP_get32(buf + 12);
-    if (m->magic != MPIDI_TCP_HELLO_MAGIC)
+    m->dest = MPIDI_TCP_get32(buf + 12);
+    memcpy(m->nonce, buf + 16, MPIDI_TCP_NONCE_SIZE);
+    memcpy(m->mac, buf + 16 + MPIDI_TCP_NONCE_SIZE, MPIDI_TCP_MAC_SIZE);
+    if (MPIDI_TCP_get32(buf) != MPIDI_TCP_MAGIC)
         return MPIDI_TCP_HELLO_EMAGIC;
-    if (m->size != world_size || m->rank >= world_size)
+    if (m->size != world_size || m->rank >= world_size || m->rank == me)
         return MPIDI_TCP_HELLO_ERANK;
+    if (m->dest != me)
+        return MPIDI_TCP_HELLO_EDEST;
     return MPIDI_TCP_HDR_OK;
 }
 
@@ -204,9 +263,13 @@ static inline const char *MPIDI_TCP_hdr_strerror(MPIDI_TCP_hdr_err_t e)
         case MPIDI_TCP_HDR_EFLAGS:
             return "reserved flags set";
         case MPIDI_TCP_HELLO_EMAGIC:
-            return "not an mpich-multichannel hello";
+            return "not an mpich-multichannel handshake";
         case MPIDI_TCP_HELLO_ERANK:
             return "hello from a rank outside this job";
+        case MPIDI_TCP_HELLO_EDEST:
+            return "hello meant for another rank";
+        case MPIDI_TCP_HELLO_EPROOF:
+            return "no proof of membership in this job (wrong key or replayed handshake)";
     }
     return "unknown error";
 }

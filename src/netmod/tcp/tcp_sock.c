@@ -70,24 +70,6 @@ int MPIDI_TCP_sock_setup(int fd, int is_listener)
     goto fn_exit;
 }
 
-/* A connection in use: keepalive finds a silent peer on an idle connection
- * within about MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT.  No TCP_USER_TIMEOUT: Linux
- * applies it to zero-window probes too, which would kill the connection to a
- * healthy rank that computes for a while without reading. */
-int MPIDI_TCP_sock_established(int fd)
-{
-    int t = MPIDI_TCP_global.timeout;
-    int one = 1, idle = MPL_MAX(1, t / 3), intvl = MPL_MAX(1, t / 6), cnt = 2;
-
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-    if (MPIDI_TCP_global.nodelay)
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    return MPI_SUCCESS;
-}
-
 /* The interface of the default route, from /proc/net/route. */
 static void default_route_iface(char *name, size_t len)
 {
@@ -201,8 +183,8 @@ int MPIDI_TCP_sock_listen(void)
     MPIR_ERR_CHKANDJUMP1(rc < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_listen", "**tcp_listen %d",
                          errno);
     getsockname(fd, (struct sockaddr *) &sa, &len);
-    MPIDI_TCP_global.me.ip = sa.sin_addr;
-    MPIDI_TCP_global.me.port = sa.sin_port;
+    MPIDI_TCP_global.me.addr.ip = sa.sin_addr;
+    MPIDI_TCP_global.me.addr.port = sa.sin_port;
 
   fn_exit:
     return mpi_errno;
@@ -216,4 +198,10 @@ const char *MPIDI_TCP_addr_str(const MPIDI_TCP_bc_t * a, char *buf, size_t len)
     inet_ntop(AF_INET, &a->ip, ip, sizeof(ip));
     snprintf(buf, len, "%s:%d", ip, ntohs(a->port));
     return buf;
+}
+
+const char *MPIDI_TCP_sockaddr_str(const struct sockaddr_in *sa, char *buf, size_t len)
+{
+    MPIDI_TCP_bc_t a = {.ip = sa->sin_addr,.port = sa->sin_port };
+    return MPIDI_TCP_addr_str(&a, buf, len);
 }

@@ -4,7 +4,8 @@
  *
  * One epoll set holds the listening socket and every connection.  A peer
  * (world rank) has at most one chosen connection, MPIDI_TCP_global.vc[rank],
- * created lazily on the first send.  Each connection has a send queue written
+ * created lazily on the first send and adopted only once both ends proved
+ * they belong to the job (tcp_auth.h).  Each connection has a send queue written
  * with writev and a resumable receive state: a read-ahead buffer in which
  * headers and small messages are assembled, and the payload of a large
  * message read straight into the request MPICH hands back.
@@ -15,7 +16,9 @@
 #include "tcp_impl.h"
 #include <netinet/in.h>
 #include <sys/uio.h>
+#include <time.h>
 #include "tcp_proto.h"
+#include "tcp_auth.h"
 #include "tcp_policy.h"
 
 /* read-ahead buffer: holds one read-ahead plus the largest header */
@@ -25,24 +28,31 @@
 /* per progress call and connection: bytes read before yielding */
 #define MPIDI_TCP_READ_BUDGET (4 * 1024 * 1024)
 #define MPIDI_TCP_MAX_EVENTS  32
-/* seconds between checks of connect deadlines and of receives from dead peers */
+/* seconds between checks of deadlines and of receives from dead peers */
 #define MPIDI_TCP_TIMER_PERIOD 0.2
+/* seconds an accepted connection has to prove it belongs to the job */
+#define MPIDI_TCP_UNPROVEN_TIME 5.0
+/* connections accepted per progress call (bounded work under a flood) */
+#define MPIDI_TCP_ACCEPT_BATCH 64
 
 typedef enum {
-    MPIDI_TCP_CONN_CONNECTING,  /* nonblocking connect in flight */
-    MPIDI_TCP_CONN_HELLO_SENT,  /* initiator waits for HELLO_ACK or HELLO_NAK */
+    MPIDI_TCP_CONN_CONNECTING,  /* initiator: TCP connect in flight (CONNECT_TIMEOUT) */
+    MPIDI_TCP_CONN_AWAIT_CHALLENGE,     /* initiator: connected, waits for the listener's nonce */
+    MPIDI_TCP_CONN_HELLO_SENT,  /* initiator: proof sent, waits for the verdict */
+    MPIDI_TCP_CONN_BACKOFF,     /* initiator: closed before a verdict, reconnects at retry_at */
     MPIDI_TCP_CONN_REFUSED,     /* initiator got HELLO_NAK: sends wait for the peer's connection */
-    MPIDI_TCP_CONN_ACCEPTED,    /* acceptor waits for HELLO */
+    MPIDI_TCP_CONN_UNPROVEN,    /* listener: challenge sent, waits for a HELLO */
     MPIDI_TCP_CONN_ESTABLISHED,
     MPIDI_TCP_CONN_CLOSED,      /* orderly: both sides done, or the peer finalized */
     MPIDI_TCP_CONN_DEAD         /* failed: every request on it completed with an error */
 } MPIDI_TCP_conn_state_t;
 
-/* a send waiting for something only its peer can send (CTS or SSEND_ACK) */
+/* a reply only this peer may send, naming one of our requests: a CTS or
+ * SSEND_ACK for a send, the data for a receive we sent a CTS for */
 typedef struct MPIDI_TCP_await {
     struct MPIDI_TCP_await *next;
-    MPIR_Request *sreq;
-    int handler_id;             /* MPIDIG_SEND_CTS or MPIDIG_SSEND_ACK */
+    MPIR_Request *req;
+    int handler_id;             /* MPIDIG_SEND_CTS, MPIDIG_SSEND_ACK or MPIDIG_SEND_DATA */
 } MPIDI_TCP_await_t;
 
 typedef struct MPIDI_TCP_sendq {
@@ -64,23 +74,31 @@ typedef struct MPIDI_TCP_sendq {
 typedef struct MPIDI_TCP_conn {
     struct MPIDI_TCP_conn *next;        /* MPIDI_TCP_global.conns */
     int fd;
-    int peer;                   /* world rank; -1 until identified */
+    int peer;                   /* world rank; -1 until proven */
     MPIDI_TCP_conn_state_t state;
     int outgoing;               /* we connected */
     int self_rx;                /* receive end of the socketpair to ourselves */
     int zombie;                 /* closed; freed at the end of the progress call */
     int writing;                /* counted in MPIDI_TCP_global.n_writing */
-    double deadline;            /* connect / handshake deadline */
+    double deadline;            /* monotonic; 0 = none (see MPIDI_TCP_check_timers) */
     uint32_t events;            /* registered with epoll */
     struct sockaddr_in remote;
-    /* control message (HELLO, ACK, NAK, CLOSE) written before the queue */
-    uint8_t ctl[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE];
+    /* handshake: the listener's nonce, and the HELLO (sent or received) */
+    uint8_t nonce_l[MPIDI_TCP_NONCE_SIZE];
+    MPIDI_TCP_hello_t hello;
+    uint8_t hs[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HS_BODY_MAX];     /* a handshake message arriving */
+    size_t hs_len;
+    int retries;                /* reconnects after a close before the verdict */
+    double retry_since;
+    double stall_since;         /* monotonic time TCP_INFO first showed unacknowledged retries */
+    /* control message (handshake, CLOSE) written before the queue */
+    uint8_t ctl[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HS_BODY_MAX];
     size_t ctl_len, ctl_off;
-    int close_after_ctl;        /* refused incoming connection: close once the NAK is out */
+    int close_after_ctl;        /* refused incoming connection: close once the verdict is out */
     int sent_close, got_close, shut_wr;
     MPIDI_TCP_sendq_t *sq_head, *sq_tail;
     MPIDI_TCP_await_t *awaits;
-    /* receive */
+    /* receive, once established: the read-ahead buffer is allocated at the first read */
     uint8_t *rbuf;
     size_t r_head, r_tail;
     size_t readahead;           /* bytes the next read asks for (MPIDI_TCP_READAHEAD*) */
@@ -91,57 +109,80 @@ typedef struct MPIDI_TCP_conn {
     int rx_active;
 } MPIDI_TCP_conn_t;
 
+/* a rank's listening address (also its upid) */
 typedef struct {
     struct in_addr ip;
     uint16_t port;              /* network byte order */
     uint16_t pad;
 } MPIDI_TCP_bc_t;
 
+/* what a rank publishes through PMI, and nowhere else */
+typedef struct {
+    MPIDI_TCP_bc_t addr;
+    uint32_t eager_max;         /* the largest eager payload it sends */
+    uint32_t pad;
+    uint8_t key[MPIDI_TCP_KEY_SIZE];    /* proves a connection to it (tcp_auth.h) */
+} MPIDI_TCP_card_t;
+
 typedef struct {
     int epfd;
     int listen_fd;
-    MPIDI_TCP_bc_t me;
+    int spare_fd;               /* given up to accept-and-close when out of descriptors */
+    MPIDI_TCP_card_t me;
     char ifname[16];
     int rank, size;
-    MPIDI_TCP_bc_t *addrs;      /* per world rank */
+    MPIDI_TCP_card_t *cards;    /* per world rank */
     MPIDI_TCP_conn_t **vc;      /* per world rank: the chosen connection */
+    void *comm_map;             /* recvcontext_id -> communicator (tcp_hooks.c) */
     int *dead_err;              /* per world rank: error code once it failed */
-    MPIDI_TCP_conn_t *conns;    /* every connection, including unidentified ones */
+    MPIDI_TCP_conn_t *conns;    /* every connection, including unproven ones */
     MPIDI_TCP_conn_t *zombies;  /* closed, still maybe named by this call's epoll events */
-    int n_pending;              /* connections not yet established or accepted */
+    int n_pending;              /* connections not yet established */
+    int n_unproven, unproven_max;
     int n_writing;              /* connections with bytes the socket has not taken yet */
     int n_dead;
-    double next_timer;
+    double next_timer, next_liveness;
     int finalizing;
     /* CVARs, validated (the eager limit is MPIDI_TCP_eager_max) */
-    int sndbuf, rcvbuf, nodelay, timeout;
+    int sndbuf, rcvbuf, nodelay, timeout, outage;
     int port_lo, port_hi;
 } MPIDI_TCP_global_t;
 
 extern MPIDI_TCP_global_t MPIDI_TCP_global;
 
+/* deadlines: monotonic seconds, immune to clock steps */
 static inline double MPIDI_TCP_now(void)
 {
-    MPL_time_t t;
-    double d;
-    MPL_wtime(&t);
-    MPL_wtime_todouble(&t, &d);
-    return d;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + t.tv_nsec * 1e-9;
 }
+
+#define MPIDI_TCP_ADDR(rank) (&MPIDI_TCP_global.cards[rank].addr)
 
 /* tcp_sock.c */
 int MPIDI_TCP_sock_setup(int fd, int is_listener);
-int MPIDI_TCP_sock_established(int fd);
 int MPIDI_TCP_sock_listen(void);
 int MPIDI_TCP_choose_address(struct in_addr *ip);
 const char *MPIDI_TCP_addr_str(const MPIDI_TCP_bc_t * a, char *buf, size_t len);
+const char *MPIDI_TCP_sockaddr_str(const struct sockaddr_in *sa, char *buf, size_t len);
+
+/* tcp_liveness.c */
+void MPIDI_TCP_liveness_setup(int fd);
+void MPIDI_TCP_liveness_check(double now);
+
+/* tcp_accept.c */
+int MPIDI_TCP_accept_init(void);
+void MPIDI_TCP_accept(void);
+void MPIDI_TCP_refused(const struct sockaddr_in *from, const char *why);
 
 /* tcp_conn.c */
+MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing);
+void MPIDI_TCP_conn_set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st);
 int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn);
-int MPIDI_TCP_conn_accept(void);
-int MPIDI_TCP_conn_connected(MPIDI_TCP_conn_t * c);
-int MPIDI_TCP_conn_hello(MPIDI_TCP_conn_t * c, const uint8_t * body);
-int MPIDI_TCP_conn_hello_reply(MPIDI_TCP_conn_t * c, int ack);
+void MPIDI_TCP_conn_connected(MPIDI_TCP_conn_t * c);
+int MPIDI_TCP_conn_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body);
+void MPIDI_TCP_conn_lost(MPIDI_TCP_conn_t * c, const char *what, int sys_errno);
 void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * body,
                         size_t body_len);
 void MPIDI_TCP_conn_events(MPIDI_TCP_conn_t * c, uint32_t events);
@@ -149,7 +190,7 @@ void MPIDI_TCP_conn_fail(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_conn_free(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_reap(void);
 int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno);
-void MPIDI_TCP_check_timers(void);
+void MPIDI_TCP_check_timers(double now);
 void MPIDI_TCP_sweep_posted(int probe_unconnected);
 
 /* tcp_am.c */
@@ -157,9 +198,16 @@ int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_set_writing(MPIDI_TCP_conn_t * c, int writing);
 void MPIDI_TCP_flush_all(void);
-void MPIDI_TCP_await_done(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr);
+void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
+int MPIDI_TCP_await_take(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
+void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err);
+
+/* tcp_verify.c */
+const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
+                                const void *am_hdr);
 
 /* tcp_progress.c */
 void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err);
+int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why);
 
 #endif /* TCP_TYPES_H_INCLUDED */

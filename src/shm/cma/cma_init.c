@@ -148,6 +148,14 @@ int MPIDI_CMA_init_local(void)
     return MPI_SUCCESS;
 }
 
+/* Withdraws the PR_SET_PTRACER_ANY we set (after the peers' probes). */
+static void ptracer_reset(void)
+{
+    if (MPIDI_CMA_global.ptracer_any)
+        prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    MPIDI_CMA_global.ptracer_any = 0;
+}
+
 /* Yama's ptrace_scope, -1 when Yama is absent */
 static int read_ptrace_scope(void)
 {
@@ -204,9 +212,12 @@ int MPIDI_CMA_init_world(void)
     if (nlocal < 2)
         goto fn_exit;
 
+    /* Yama scope 1 lets only ancestors read our memory; the local ranks are not
+     * ours, and PR_SET_PTRACER names one process or any: any process of this
+     * user may then attach to us (doc/cma.md), for as long as CMA is in use */
     int scope = read_ptrace_scope();
     if (MPIR_CVAR_CH4_CMA_ENABLE && scope == 1)
-        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+        g->ptracer_any = prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0;
     /* every local rank takes part in the exchange, enabled or not */
     cma_info_t mine = {.userns = userns_id(), .probe_addr = (uint64_t) (uintptr_t) & probe_word,
         .pid = g->pid
@@ -238,6 +249,8 @@ int MPIDI_CMA_init_world(void)
     mpi_errno = MPIDU_Init_shm_barrier();
     MPIR_ERR_CHECK(mpi_errno);
     g->enabled = usable > 0;
+    if (!g->enabled)
+        ptracer_reset();
     if (MPIR_CVAR_DEBUG_SUMMARY && me == 0) {
         if (why == MPIDI_CMA_OK && g->split_threshold)
             printf("CMA single-copy: on, messages of %zu bytes and more, split from %zu bytes\n",
@@ -259,6 +272,7 @@ int MPIDI_CMA_init_world(void)
 
 int MPIDI_CMA_mpi_finalize_hook(void)
 {
+    ptracer_reset();
     MPL_free(MPIDI_CMA_global.ok);
     MPIDI_CMA_global.ok = NULL;
     MPIDI_CMA_global.enabled = 0;

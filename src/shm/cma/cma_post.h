@@ -21,6 +21,7 @@
 
 typedef struct {
     int enabled;                /* MPIR_CVAR_CH4_CMA_ENABLE and the checks at init */
+    int ptracer_any;            /* we set PR_SET_PTRACER_ANY (Yama scope 1) */
     int32_t pid;
     size_t threshold;           /* smallest message sent with CMA */
     size_t split_threshold;     /* smallest message split, 0 = none */

@@ -1,0 +1,102 @@
+/*
+ * Raw-socket helpers for the ch4:tcp tests that play a stranger at a rank's
+ * port: connect, expect the rank's challenge, and see what else (if
+ * anything) the rank sends before it closes the connection.
+ */
+#ifndef TCP_RAW_H_INCLUDED
+#define TCP_RAW_H_INCLUDED
+
+#include "tcp_proto.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline double raw_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* A blocking TCP connection to ip:port, or -1. */
+static inline int raw_connect(const char *ip, int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET,.sin_port = htons(port) };
+    inet_pton(AF_INET, ip, &sa.sin_addr);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads until EOF, a reset or timeout_s; returns the bytes read (up to cap
+ * kept in buf), -1 on timeout. */
+static inline long raw_read_all(int fd, uint8_t * buf, size_t cap, double timeout_s)
+{
+    long got = 0;
+    double end = raw_now() + timeout_s;
+    for (;;) {
+        struct pollfd p = {.fd = fd,.events = POLLIN };
+        int ms = (int) ((end - raw_now()) * 1000);
+        if (ms <= 0 || poll(&p, 1, ms) <= 0)
+            return -1;
+        uint8_t tmp[4096];
+        ssize_t n = read(fd, tmp, sizeof(tmp));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return got;
+        if ((size_t) got < cap)
+            memcpy(buf + got, tmp, (size_t) n < cap - got ? (size_t) n : cap - got);
+        got += n;
+    }
+}
+
+/* Reads exactly a rank's challenge: 0 and its nonce, or -1. */
+static inline int raw_challenge(int fd, uint8_t * nonce, double timeout_s)
+{
+    uint8_t b[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_CHALLENGE_SIZE];
+    size_t have = 0;
+    double end = raw_now() + timeout_s;
+    while (have < sizeof(b)) {
+        struct pollfd p = {.fd = fd,.events = POLLIN };
+        int ms = (int) ((end - raw_now()) * 1000);
+        if (ms <= 0 || poll(&p, 1, ms) <= 0)
+            return -1;
+        ssize_t n = read(fd, b + have, sizeof(b) - have);
+        if (n <= 0)
+            return -1;
+        have += n;
+    }
+    MPIDI_TCP_hdr_t h;
+    if (MPIDI_TCP_hdr_decode(b, 64, &h) != MPIDI_TCP_HDR_OK || h.opcode != MPIDI_TCP_OP_CHALLENGE)
+        return -1;
+    return MPIDI_TCP_challenge_decode(b + MPIDI_TCP_HDR_SIZE, nonce) == MPIDI_TCP_HDR_OK ? 0 : -1;
+}
+
+/* A HELLO frame claiming to be rank of a job of size, for dest, with the
+ * given nonce and MAC (which a stranger can only guess or replay). */
+static inline size_t raw_hello(uint8_t * frame, uint32_t rank, uint32_t size, uint32_t dest,
+                               uint8_t fill)
+{
+    MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION,.opcode = MPIDI_TCP_OP_HELLO,
+        .payload_sz = MPIDI_TCP_HELLO_SIZE
+    };
+    MPIDI_TCP_hello_t m = {.rank = rank,.size = size,.dest = dest };
+    memset(m.nonce, fill, sizeof(m.nonce));
+    memset(m.mac, fill ^ 0x5a, sizeof(m.mac));
+    MPIDI_TCP_hdr_encode(frame, &h);
+    MPIDI_TCP_hello_encode(frame + MPIDI_TCP_HDR_SIZE, &m);
+    return MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE;
+}
+
+#endif /* TCP_RAW_H_INCLUDED */
