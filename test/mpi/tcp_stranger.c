@@ -7,21 +7,21 @@
  * acts.
  *
  *   impostor   4 ranks, 2 hosts x 2.  The stranger, beside ranks 2 and 3,
- *              captures the bytes of rank 1's first connection to rank 2
- *              (a raw packet socket: it sees every byte of that handshake
- *              and of the first message), then: claims to be rank 2 at rank 0
- *              with a guessed proof, replays the captured HELLO and message
- *              to rank 2 and to rank 0, sends a message with no HELLO, and
- *              stays silent on one connection.  Each time it must get the
+ *              captures the bytes of the first connection between ranks 1
+ *              and 2 (a raw packet socket: it sees every byte of that
+ *              handshake and of the first message), then: claims to be rank 2
+ *              at rank 0 with a guessed proof, replays the captured HELLO and
+ *              message to the rank it was meant for and to rank 0, sends the
+ *              message with no HELLO, and stays silent on one connection.  Each time it must get the
  *              rank's challenge and then nothing (no verdict, no data) before
  *              the rank closes the connection.  Then rank 2 (whom the stranger
  *              claimed to be) and rank 0 exchange their first messages, and
  *              every byte is checked.
- *   flood      2 ranks on 2 hosts, RLIMIT_NOFILE lowered by the test list.
- *              The stranger, beside rank 0, opens far more connections to
- *              rank 0's port than the limit and holds them while rank 1
- *              makes its first connection to rank 0 and the two exchange
- *              messages of 8 B to 1 MiB, every byte checked.
+ *   flood      2 ranks on 2 hosts.  The stranger, beside rank 0, opens 1000
+ *              connections to rank 0's port, which lowers its RLIMIT_NOFILE
+ *              to 64, and holds them while rank 1 makes its first connection
+ *              to rank 0 and the two exchange messages of 8 B to 1 MiB, every
+ *              byte checked.
  */
 #include "mmc_test.h"
 #include "tcp_raw.h"
@@ -66,43 +66,46 @@ static void exchange(int from, int to, int tag, size_t size)
 
 /* ------------------------------------------------------------ impostor */
 
-/* The initiator's bytes of the first connection to ip:port that carries at
- * least want of them (in order; a veth loses nothing). */
-static long capture(int sock, const char *ip, int port, uint8_t * out, size_t want)
+/* The initiator's bytes of the first connection seen from or to this host
+ * that starts with a HELLO (in order; a veth loses nothing), and where it went. */
+static long capture(int sock, uint8_t * out, size_t want, char *dst_ip, int *dst_port)
 {
-    struct in_addr me;
-    uint32_t next = 0;
-    uint16_t client = 0;
+    uint32_t saddr = 0, next = 0;
+    uint16_t sport = 0;
     size_t have = 0;
     double end = raw_now() + 30;
 
-    inet_pton(AF_INET, ip, &me);
     while (have < want && raw_now() < end) {
         uint8_t pkt[65536];
         struct pollfd p = {.fd = sock,.events = POLLIN };
         if (poll(&p, 1, 1000) <= 0)
             continue;
-        ssize_t n = recv(sock, pkt, sizeof(pkt), 0);
-        if (n < (ssize_t) sizeof(struct iphdr))
+        struct sockaddr_ll from;
+        socklen_t flen = sizeof(from);
+        ssize_t n = recvfrom(sock, pkt, sizeof(pkt), 0, (struct sockaddr *) &from, &flen);
+        if (n < (ssize_t) sizeof(struct iphdr) || from.sll_protocol != htons(ETH_P_IP))
             continue;
         struct iphdr *iph = (struct iphdr *) pkt;
-        if (iph->protocol != IPPROTO_TCP || iph->daddr != me.s_addr)
+        if (iph->protocol != IPPROTO_TCP)
             continue;
         struct tcphdr *th = (struct tcphdr *) (pkt + iph->ihl * 4);
-        if (ntohs(th->dest) != port)
-            continue;
         size_t off = iph->ihl * 4 + th->doff * 4, len = ntohs(iph->tot_len) - off;
-        if (th->syn) {
-            if (!client) {
-                client = th->source;
-                next = ntohl(th->seq) + 1;
-            }
+        uint8_t *data = pkt + off;
+        if (len == 0)
             continue;
+        if (!sport) {
+            if (len < 2 || data[0] != MPIDI_TCP_PROTO_VERSION || data[1] != MPIDI_TCP_OP_HELLO)
+                continue;
+            saddr = iph->saddr;
+            sport = th->source;
+            next = ntohl(th->seq);
+            inet_ntop(AF_INET, &iph->daddr, dst_ip, 64);
+            *dst_port = ntohs(th->dest);
         }
-        if (th->source != client || len == 0 || ntohl(th->seq) != next)
+        if (iph->saddr != saddr || th->source != sport || ntohl(th->seq) != next)
             continue;
         len = len < want - have ? len : want - have;
-        memcpy(out + have, pkt + off, len);
+        memcpy(out + have, data, len);
         have += len;
         next += (uint32_t) len;
     }
@@ -141,43 +144,46 @@ static int attempt(const char *ip, int port, const uint8_t * what, size_t len, c
 }
 
 /* The stranger: returns the number of failed expectations. */
-static int impostor(int ready_fd, const char *ip0, const char *ip2)
+static int impostor(int ready_fd, const char *ip0)
 {
     uint8_t cap[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE + 64 + 4096], hello[128];
     size_t hello_len = MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE;
     int errs = 0;
 
-    int sock = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+    /* every protocol: a socket for IP alone sees no outgoing packets */
+    int sock = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
     if (sock < 0) {
         perror("stranger: packet socket (needs CAP_NET_RAW)");
         return 1;
     }
     if (write(ready_fd, "r", 1) != 1)
         return 1;
-    /* the HELLO, then the first message's headers */
-    long got = capture(sock, ip2, port_lo, cap, hello_len + MPIDI_TCP_HDR_SIZE + 48);
+    /* a HELLO, then the first message's headers */
+    char dst[64];
+    int dst_port = 0;
+    long got = capture(sock, cap, hello_len + MPIDI_TCP_HDR_SIZE + 48, dst, &dst_port);
     close(sock);
     if (got < (long) hello_len + MPIDI_TCP_HDR_SIZE) {
-        fprintf(stderr, "stranger: captured %ld bytes of rank 1's handshake\n", got);
+        fprintf(stderr, "stranger: captured %ld bytes of a handshake\n", got);
         return 1;
     }
     MPIDI_TCP_hdr_t h;
-    MPIDI_TCP_hello_t seen;
-    if (MPIDI_TCP_hdr_decode(cap, 64, &h) != MPIDI_TCP_HDR_OK || h.opcode != MPIDI_TCP_OP_HELLO ||
-        MPIDI_TCP_hello_decode(cap + MPIDI_TCP_HDR_SIZE, (uint32_t) nprocs, 2, &seen)) {
-        fprintf(stderr, "stranger: the captured bytes are not a HELLO to rank 2\n");
+    uint32_t from = MPIDI_TCP_get32(cap + MPIDI_TCP_HDR_SIZE + 4);
+    uint32_t to = MPIDI_TCP_get32(cap + MPIDI_TCP_HDR_SIZE + 12);
+    if (MPIDI_TCP_hdr_decode(cap, 64, &h) != MPIDI_TCP_HDR_OK || h.opcode != MPIDI_TCP_OP_HELLO) {
+        fprintf(stderr, "stranger: the captured bytes are not a HELLO\n");
         return 1;
     }
-    printf("stranger: captured rank %u's HELLO to rank 2 and %ld bytes after it\n", seen.rank,
-           got - (long) hello_len);
+    printf("stranger: captured rank %u's HELLO to rank %u (%s:%d) and %ld bytes after it\n",
+           from, to, dst, dst_port, got - (long) hello_len);
     fflush(stdout);
     raw_hello(hello, 2, (uint32_t) nprocs, 0, 0x42);
     errs += attempt(ip0, port_lo, hello, hello_len, "claims rank 2 at rank 0, guessed proof");
-    errs += attempt(ip2, port_lo, cap, (size_t) got, "replays rank 1's handshake and message to "
-                    "rank 2");
-    errs += attempt(ip0, port_lo, cap, (size_t) got, "replays rank 1's handshake to rank 0");
-    errs += attempt(ip2, port_lo, cap + hello_len, (size_t) got - hello_len,
-                    "sends rank 1's message without a HELLO");
+    errs += attempt(dst, dst_port, cap, (size_t) got, "replays the handshake and message to "
+                    "its rank");
+    errs += attempt(ip0, port_lo, cap, (size_t) got, "replays the handshake to rank 0");
+    errs += attempt(dst, dst_port, cap + hello_len, (size_t) got - hello_len,
+                    "sends the message without a HELLO");
     errs += attempt(ip0, port_lo, NULL, 0, "says nothing");
     return errs;
 }
@@ -204,6 +210,8 @@ static int scenario_impostor(void)
         exchange(1, 2, 10, 100);
         exchange(1, 2, 12, 3000000);
     } else if (rank == 2) {
+        /* no receive posted from rank 1 (which would connect to it) before the capture */
+        MPI_Recv(&token, 1, MPI_INT, 3, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         exchange(1, 2, 10, 100);
         MPI_Recv(&token, 1, MPI_INT, 3, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         exchange(0, 2, 20, 100000);
@@ -215,7 +223,7 @@ static int scenario_impostor(void)
             MMC_ERR("pipe failed\n");
         pid_t pid = fork();
         if (pid == 0) {
-            int e = impostor(pipes[0][1], ip0, ip);
+            int e = impostor(pipes[0][1], ip0);
             if (write(pipes[1][1], &e, sizeof(e)) != sizeof(e))
                 _exit(2);
             _exit(0);
@@ -224,6 +232,7 @@ static int scenario_impostor(void)
         if (read(pipes[0][0], &c, 1) != 1)
             MMC_ERR("the stranger did not start\n");
         MPI_Send(&token, 1, MPI_INT, 1, 3, MPI_COMM_WORLD);
+        MPI_Send(&token, 1, MPI_INT, 2, 4, MPI_COMM_WORLD);
         if (read(pipes[1][0], &errs, sizeof(errs)) != sizeof(errs))
             MMC_ERR("the stranger died\n");
         waitpid(pid, NULL, 0);
@@ -237,17 +246,20 @@ static int scenario_impostor(void)
 
 /* ------------------------------------------------------------ flood */
 
-#define FLOOD_CONNS 2000
+#define FLOOD_CONNS 1000
+#define RANK_NOFILE 64
 
 /* Opens FLOOD_CONNS connections to ip:port (as many as its own limit
  * allows), says so after the first 200, and holds them until told to stop. */
 static void flood(const char *ip, int port, int ready_fd, int stop_fd)
 {
     static int fds[FLOOD_CONNS];
-    struct rlimit rl = { FLOOD_CONNS + 64, FLOOD_CONNS + 64 };
+    struct rlimit rl;
     struct sockaddr_in sa = {.sin_family = AF_INET,.sin_port = htons(port) };
     int n = 0;
 
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
     inet_pton(AF_INET, ip, &sa.sin_addr);
     for (int i = 0; i < FLOOD_CONNS; i++) {
@@ -292,6 +304,9 @@ static int scenario_flood(void)
         pid_t pid = fork();
         if (pid == 0)
             flood(ip, port_lo, pipes[0][1], pipes[1][0]);
+        /* the rank, not the stranger, runs short of descriptors */
+        rl.rlim_cur = rl.rlim_max = RANK_NOFILE;
+        setrlimit(RLIMIT_NOFILE, &rl);
         if (read(pipes[0][0], &opened, sizeof(opened)) != sizeof(opened) || opened < 200)
             MMC_ERR("the stranger opened only %d connections\n", opened);
         printf("rank 0: RLIMIT_NOFILE %lu; the stranger holds %d+ connections to its port\n",

@@ -5,8 +5,8 @@
  * challenged at once (tcp_conn.c) and until it proves it belongs to the job
  * it costs one descriptor and a small struct (no buffers), lives at most
  * MPIDI_TCP_UNPROVEN_TIME seconds, and there are at most unproven_max of
- * them: beyond that the oldest is dropped (a rank of the job that was
- * dropped connects again).  Out of descriptors, a spare one is given up to
+ * them: beyond that the oldest silent one is dropped (a rank of the job that
+ * was dropped connects again).  Out of descriptors, a spare one is given up to
  * accept and close the newcomer, so the kernel's queue never fills with
  * connections we cannot take.  Refusals are logged at a bounded rate.
  */
@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 /* refusals logged per window; the rest are counted */
@@ -54,12 +55,23 @@ int MPIDI_TCP_accept_init(void)
     return MPI_SUCCESS;
 }
 
+/* The oldest silent unproven connection goes first: one whose answer is
+ * already in its socket is a rank of the job being slow, read this call. */
 static void drop_oldest_unproven(const char *why)
 {
-    MPIDI_TCP_conn_t *oldest = NULL;
-    for (MPIDI_TCP_conn_t * c = MPIDI_TCP_global.conns; c; c = c->next)
-        if (c->state == MPIDI_TCP_CONN_UNPROVEN && (!oldest || c->deadline < oldest->deadline))
+    MPIDI_TCP_conn_t *oldest = NULL, *oldest_silent = NULL;
+    for (MPIDI_TCP_conn_t * c = MPIDI_TCP_global.conns; c; c = c->next) {
+        int avail = 0;
+        if (c->state != MPIDI_TCP_CONN_UNPROVEN)
+            continue;
+        if (!oldest || c->deadline < oldest->deadline)
             oldest = c;
+        if (c->hs_len == 0 && ioctl(c->fd, FIONREAD, &avail) == 0 && avail == 0 &&
+            (!oldest_silent || c->deadline < oldest_silent->deadline))
+            oldest_silent = c;
+    }
+    if (oldest_silent)
+        oldest = oldest_silent;
     if (oldest) {
         MPIDI_TCP_refused(&oldest->remote, why);
         MPIDI_TCP_conn_free(oldest);

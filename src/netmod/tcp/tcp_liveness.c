@@ -5,9 +5,10 @@
  * acknowledges data and keepalive probes whatever the process does.  A
  * connection is stalled while TCP retransmits unacknowledged data or sends
  * probes (zero-window or keepalive) that go unanswered (TCP_INFO's
- * tcpi_retransmits, tcpi_probes); a peer whose connection stays stalled for
- * MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT seconds is gone.  Keepalive (probes from
- * half the timeout, four of them) makes an idle connection show the same.
+ * tcpi_retransmits, tcpi_probes); a peer whose stalled connection has had no
+ * acknowledgement for MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT seconds
+ * (tcpi_last_ack_recv) is gone.  Keepalive (probes from half the timeout,
+ * four of them) makes an idle connection show the same.
  *
  * TCP_USER_TIMEOUT would be simpler but Linux applies it to a zero window
  * too: it kills the connection to a live rank that does not read for that
@@ -37,13 +38,18 @@ void MPIDI_TCP_liveness_setup(int fd)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-static int stalled(int fd)
+/* Seconds since the peer's host last acknowledged anything, when TCP is
+ * waiting for an acknowledgement (retransmitting, or probing a zero window or
+ * an idle connection); 0 when it waits for nothing. */
+static double silent_for(int fd)
 {
     struct tcp_info ti;
     socklen_t len = sizeof(ti);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
         return 0;
-    return ti.tcpi_retransmits > 0 || ti.tcpi_probes > 0;
+    if (ti.tcpi_retransmits == 0 && ti.tcpi_probes == 0)
+        return 0;
+    return ti.tcpi_last_ack_recv / 1000.0;
 }
 
 void MPIDI_TCP_liveness_check(double now)
@@ -55,15 +61,11 @@ void MPIDI_TCP_liveness_check(double now)
     g->next_liveness = now + LIVENESS_PERIOD;
     for (MPIDI_TCP_conn_t * c = g->conns, *next; c; c = next) {
         next = c->next;
-        if (c->fd < 0 || c->peer < 0 || c->peer == g->rank || c->state == MPIDI_TCP_CONN_UNPROVEN)
+        /* a connect in flight is CONNECT_TIMEOUT's; a stranger's has its own deadline */
+        if (c->fd < 0 || c->peer < 0 || c->peer == g->rank ||
+            c->state == MPIDI_TCP_CONN_CONNECTING || c->state == MPIDI_TCP_CONN_UNPROVEN)
             continue;
-        if (!stalled(c->fd)) {
-            c->stall_since = 0;
-            continue;
-        }
-        if (c->stall_since == 0)
-            c->stall_since = now;
-        if (now - c->stall_since >= g->outage) {
+        if (silent_for(c->fd) >= g->outage) {
             char what[128];
             snprintf(what, sizeof(what), "its host acknowledged nothing for %d s "
                      "(MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT)", g->outage);

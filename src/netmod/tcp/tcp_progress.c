@@ -56,7 +56,6 @@ int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why)
         return MPI_SUCCESS;
     }
     MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(peer), addr, sizeof(addr));
-    fprintf(stderr, "DEBUG protocol error from %d: %s\n", peer, why);
     if (c->state == MPIDI_TCP_CONN_ESTABLISHED)
         err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                    MPIX_ERR_PROC_FAILED, "**tcp_badhdr", "**tcp_badhdr %d %s %s",
@@ -326,17 +325,19 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
         c->need = hdr_total - avail;
         return 0;
     }
+    size_t buffered = avail - hdr_total;
+    MPIDI_TCP_rx_mode_t mode = MPIDI_TCP_rx_mode(hdr_total, h.payload_sz, buffered);
+    if (mode == MPIDI_TCP_RX_MORE) {
+        /* small (within the read-ahead buffer): checked once it is all here */
+        c->need = hdr_total + h.payload_sz - avail;
+        return 0;
+    }
+    /* checked once, just before dispatch (it takes what the message answers) */
     memcpy(am_hdr, c->rbuf + c->r_head + MPIDI_TCP_HDR_SIZE, h.am_hdr_sz);
     const char *bad = MPIDI_TCP_verify_am(c, &h, am_hdr);
     if (bad) {
         *mpi_errno = MPIDI_TCP_protocol_error(c, bad);
         return 1;
-    }
-    size_t buffered = avail - hdr_total;
-    MPIDI_TCP_rx_mode_t mode = MPIDI_TCP_rx_mode(hdr_total, h.payload_sz, buffered);
-    if (mode == MPIDI_TCP_RX_MORE) {
-        c->need = hdr_total + h.payload_sz - avail;
-        return 0;
     }
     c->need = 0;
     c->readahead = mode == MPIDI_TCP_RX_ASYNC ? MPIDI_TCP_READAHEAD_AFTER_LARGE :

@@ -90,7 +90,6 @@ typedef struct MPIDI_TCP_conn {
     size_t hs_len;
     int retries;                /* reconnects after a close before the verdict */
     double retry_since;
-    double stall_since;         /* monotonic time TCP_INFO first showed unacknowledged retries */
     /* control message (handshake, CLOSE) written before the queue */
     uint8_t ctl[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HS_BODY_MAX];
     size_t ctl_len, ctl_off;
