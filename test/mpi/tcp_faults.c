@@ -29,7 +29,6 @@
  */
 #include "mmc_test.h"
 #include "tcp_raw.h"
-#include <ifaddrs.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -174,20 +173,6 @@ static int scenario_unreachable(void)
     return survivors_finish(peer);
 }
 
-/* rank 0's address on the network the other hosts reach */
-static void my_ip(char *ip)
-{
-    struct ifaddrs *ifa, *i;
-    strcpy(ip, "127.0.0.1");
-    getifaddrs(&ifa);
-    for (i = ifa; i; i = i->ifa_next)
-        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, "lo")) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, ip, 64);
-            break;
-        }
-    freeifaddrs(ifa);
-}
-
 /* Writes one blob to rank 0's port: rank 0 must close the connection having
  * sent nothing but its challenge. */
 static void send_garbage(const char *ip, int port, const void *data, size_t len, const char *what)
@@ -215,7 +200,7 @@ static int scenario_garbage(void)
 {
     char ip[64];
     int port = 0;
-    my_ip(ip);
+    raw_my_ip(ip);
     MPI_Bcast(ip, sizeof(ip), MPI_CHAR, 0, MPI_COMM_WORLD);
     const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
     if (range)

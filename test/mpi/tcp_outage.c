@@ -10,27 +10,13 @@
  *          were posted, while rank 0 and rank 2 keep exchanging messages
  */
 #include "mmc_test.h"
-#include <ifaddrs.h>
-#include <arpa/inet.h>
+#include "tcp_raw.h"
 #include <unistd.h>
 
 #define SIZE (4 << 20)
 
 static int rank, outage_s;
 static char ip0[64];
-
-static void my_ip(char *ip)
-{
-    struct ifaddrs *ifa, *i;
-    strcpy(ip, "127.0.0.1");
-    getifaddrs(&ifa);
-    for (i = ifa; i; i = i->ifa_next)
-        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, "lo")) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, ip, 64);
-            break;
-        }
-    freeifaddrs(ifa);
-}
 
 /* Rank 1 cuts (or restores) its host's traffic with rank 0's host. */
 static void link_cut(int cut)
@@ -85,7 +71,7 @@ int main(int argc, char **argv)
     outage_s = mmc_cvar_int("MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT", 120);
     unsigned char *out = malloc(SIZE), *in = malloc(SIZE);
     if (rank == 0)
-        my_ip(ip0);
+        raw_my_ip(ip0);
     MPI_Bcast(ip0, sizeof(ip0), MPI_CHAR, 0, MPI_COMM_WORLD);
     if (nprocs != 3) {
         if (rank == 0)

@@ -9,6 +9,7 @@
 #include "tcp_proto.h"
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,21 @@ static inline double raw_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* This host's address on the network the other hosts reach (not loopback). */
+static inline void raw_my_ip(char *ip)
+{
+    struct ifaddrs *ifa, *i;
+    strcpy(ip, "127.0.0.1");
+    if (getifaddrs(&ifa) != 0)
+        return;
+    for (i = ifa; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, "lo")) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, ip, 64);
+            break;
+        }
+    freeifaddrs(ifa);
 }
 
 /* A blocking TCP connection to ip:port, or -1. */

@@ -25,7 +25,6 @@
  */
 #include "mmc_test.h"
 #include "tcp_raw.h"
-#include <ifaddrs.h>
 #include <linux/if_ether.h>
 #include <netinet/ip.h>
 #include <netinet/tcp.h>
@@ -34,19 +33,6 @@
 #include <sys/wait.h>
 
 static int rank, nprocs, port_lo;
-
-static void my_ip(char *ip)
-{
-    struct ifaddrs *ifa, *i;
-    strcpy(ip, "127.0.0.1");
-    getifaddrs(&ifa);
-    for (i = ifa; i; i = i->ifa_next)
-        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, "lo")) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, ip, 64);
-            break;
-        }
-    freeifaddrs(ifa);
-}
 
 static void exchange(int from, int to, int tag, size_t size)
 {
@@ -193,7 +179,7 @@ static int scenario_impostor(void)
     char ip[64], ip0[64];
     int token = 0, pipes[2][2], errs = 0;
 
-    my_ip(ip);
+    raw_my_ip(ip);
     if (nprocs != 4) {
         if (rank == 0)
             MMC_ERR("impostor needs 4 ranks on 2 hosts\n");
@@ -298,7 +284,7 @@ static int scenario_flood(void)
     getrlimit(RLIMIT_NOFILE, &rl);
     if (rank == 0) {
         int opened = 0;
-        my_ip(ip);
+        raw_my_ip(ip);
         if (pipe(pipes[0]) || pipe(pipes[1]))
             MMC_ERR("pipe failed\n");
         pid_t pid = fork();

@@ -309,6 +309,21 @@ static void test_hdr_any_split(void)
     }
 }
 
+static void test_retry_and_liveness(void)
+{
+    CHECK(MPIDI_TCP_retry_delay(1) < 0.01);     /* the first retry: at once */
+    CHECK(MPIDI_TCP_retry_delay(2) == 0.01 && MPIDI_TCP_retry_delay(3) == 0.02);
+    CHECK(MPIDI_TCP_retry_delay(8) == 0.64 && MPIDI_TCP_retry_delay(9) == 1.0);
+    CHECK(MPIDI_TCP_retry_delay(1000) == 1.0);
+    /* a busy peer: zero window probed and answered (probes 0), however long */
+    CHECK(!MPIDI_TCP_peer_gone(0, 0, 3600 * 1000, 10));
+    /* an outage: retransmitting or probing, silent for the bound */
+    CHECK(!MPIDI_TCP_peer_gone(3, 0, 9999, 10));
+    CHECK(MPIDI_TCP_peer_gone(3, 0, 10000, 10));
+    CHECK(MPIDI_TCP_peer_gone(0, 2, 12000, 10));
+    CHECK(!MPIDI_TCP_peer_gone(0, 1, 500, 10));
+}
+
 int main(void)
 {
     run("header encode/decode round trip, 64-bit payload", test_hdr_roundtrip);
@@ -321,6 +336,7 @@ int main(void)
     run("published interface choice", test_pick_iface);
     run("simultaneous connect keeps the lower rank's connection", test_keep_incoming);
     run("receive mode by payload size", test_rx_mode);
+    run("reconnect backoff, peer gone only when TCP waits in vain", test_retry_and_liveness);
     run("iovec advance", test_iov_advance);
     run("headers split at any byte", test_hdr_any_split);
     return unit_summary();

@@ -431,13 +431,6 @@ int MPIDI_TCP_conn_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, co
     return MPI_SUCCESS;
 }
 
-/* Seconds before the next attempt: at the next timer check after the first
- * close, then from 10 ms doubling to 1 s. */
-static double backoff(int retries)
-{
-    return retries <= 1 ? 0.001 : MPL_MIN(0.01 * (double) (1 << MPL_MIN(retries - 2, 7)), 1.0);
-}
-
 /* The connection ended: end of stream, a reset, a failed read or write. */
 void MPIDI_TCP_conn_lost(MPIDI_TCP_conn_t * c, const char *what, int sys_errno)
 {
@@ -466,7 +459,7 @@ void MPIDI_TCP_conn_lost(MPIDI_TCP_conn_t * c, const char *what, int sys_errno)
         conn_close_fd(c);
         MPIDI_TCP_set_writing(c, 0);
         MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_BACKOFF);
-        c->deadline = now + backoff(c->retries);
+        c->deadline = now + MPIDI_TCP_retry_delay(c->retries);
         return;
     }
     MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, sys_errno ? what :

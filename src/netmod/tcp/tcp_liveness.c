@@ -38,18 +38,13 @@ void MPIDI_TCP_liveness_setup(int fd)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* Seconds since the peer's host last acknowledged anything, when TCP is
- * waiting for an acknowledgement (retransmitting, or probing a zero window or
- * an idle connection); 0 when it waits for nothing. */
-static double silent_for(int fd)
+static int gone(int fd, int outage)
 {
     struct tcp_info ti;
     socklen_t len = sizeof(ti);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
         return 0;
-    if (ti.tcpi_retransmits == 0 && ti.tcpi_probes == 0)
-        return 0;
-    return ti.tcpi_last_ack_recv / 1000.0;
+    return MPIDI_TCP_peer_gone(ti.tcpi_retransmits, ti.tcpi_probes, ti.tcpi_last_ack_recv, outage);
 }
 
 void MPIDI_TCP_liveness_check(double now)
@@ -65,7 +60,7 @@ void MPIDI_TCP_liveness_check(double now)
         if (c->fd < 0 || c->peer < 0 || c->peer == g->rank ||
             c->state == MPIDI_TCP_CONN_CONNECTING || c->state == MPIDI_TCP_CONN_UNPROVEN)
             continue;
-        if (silent_for(c->fd) >= g->outage) {
+        if (gone(c->fd, g->outage)) {
             char what[128];
             snprintf(what, sizeof(what), "its host acknowledged nothing for %d s "
                      "(MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT)", g->outage);

@@ -111,6 +111,22 @@ int MPIDI_TCP_keep_incoming(int my_rank, int peer_rank, int have_outgoing)
     return !have_outgoing || peer_rank < my_rank;
 }
 
+double MPIDI_TCP_retry_delay(int retries)
+{
+    if (retries <= 1)
+        return 0.001;
+    double d = 0.01 * (double) (1 << (retries - 2 < 7 ? retries - 2 : 7));
+    return d < 1.0 ? d : 1.0;
+}
+
+int MPIDI_TCP_peer_gone(unsigned retransmits, unsigned probes, unsigned last_ack_recv_ms,
+                        int outage_s)
+{
+    if (retransmits == 0 && probes == 0)
+        return 0;
+    return last_ack_recv_ms >= (unsigned) outage_s * 1000u;
+}
+
 MPIDI_TCP_rx_mode_t MPIDI_TCP_rx_mode(size_t hdr_total, uint64_t payload_sz, size_t buffered)
 {
     if (buffered >= payload_sz)

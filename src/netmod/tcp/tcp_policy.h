@@ -73,6 +73,18 @@ int MPIDI_TCP_pick_iface(const MPIDI_TCP_iface_t * ifs, int n, const char *want,
  * initiated.  Nonzero when an incoming HELLO from peer should be accepted. */
 int MPIDI_TCP_keep_incoming(int my_rank, int peer_rank, int have_outgoing);
 
+/* Seconds before reconnecting after a connection closed before its verdict
+ * for the retries-th time (1, 2, ...): at the next timer check, then from
+ * 10 ms doubling to 1 s. */
+double MPIDI_TCP_retry_delay(int retries);
+
+/* Whether a connected peer is gone, from TCP_INFO: TCP waits for an
+ * acknowledgement (retransmitting, or probing a zero window or an idle
+ * connection) and the host has acknowledged nothing for outage_s seconds.
+ * A live peer, however busy, answers probes, which clears probes. */
+int MPIDI_TCP_peer_gone(unsigned retransmits, unsigned probes, unsigned last_ack_recv_ms,
+                        int outage_s);
+
 /* How a message whose header is buffered gets its payload. */
 typedef enum {
     MPIDI_TCP_RX_SYNC,          /* all buffered: hand the handler a pointer */

@@ -163,9 +163,11 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, void *am_hdr,
         memset(t, 0, sizeof(*t));
         t->buf = MPL_malloc(h->payload_sz, MPL_MEM_BUFFER);
         if (t->buf == NULL) {
+            /* its payload is read and dropped; the receive that matches it fails */
             t->err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
                                           __LINE__, MPI_ERR_OTHER, "**nomem", 0);
-            rreq = NULL;        /* its payload is read and dropped */
+            t->done = 1;
+            rreq = NULL;
         }
         c->rx_held = t->buf;
     } else if (rreq) {
