@@ -38,6 +38,7 @@ static double exchange_all(int rank, int n, int *bad)
 {
     int *out = malloc(n * sizeof(int)), *in = malloc(n * sizeof(int));
     MPI_Request *rq = malloc(2 * n * sizeof(MPI_Request));
+    MPI_Status *st = malloc(2 * n * sizeof(MPI_Status));
     double t0 = MPI_Wtime();
     for (int p = 0; p < n; p++) {
         out[p] = rank * 100000 + p;
@@ -45,13 +46,14 @@ static double exchange_all(int rank, int n, int *bad)
         MPI_Irecv(&in[p], 1, MPI_INT, p, 7, MPI_COMM_WORLD, &rq[p]);
         MPI_Isend(&out[p], 1, MPI_INT, p, 7, MPI_COMM_WORLD, &rq[n + p]);
     }
-    MPI_Waitall(2 * n, rq, MPI_STATUSES_IGNORE);
+    MPI_Waitall(2 * n, rq, st);
     double t = MPI_Wtime() - t0;
     for (int p = 0; p < n; p++)
         *bad += in[p] != p * 100000 + rank;
     free(out);
     free(in);
     free(rq);
+    free(st);
     return t;
 }
 

@@ -26,6 +26,9 @@
  *               (tcp_corrupt_preload.so, MMC_CORRUPT names the field): rank
  *               0's receive from rank 1 fails with an error naming it; its
  *               receive from rank 2 is not affected
+ *   finalize-stuck  rank 0 finalizes with 32 MiB queued to a rank that does not
+ *               receive: MPI_Finalize gives up after OUTAGE_TIMEOUT without
+ *               progress and names that rank and what it did not acknowledge
  */
 #include "mmc_test.h"
 #include "tcp_raw.h"
@@ -265,6 +268,31 @@ static int scenario_corrupt(void)
     return survivors_finish(1);
 }
 
+/* Rank 0 finalizes with 32 MiB still queued to rank 1, which computes
+ * without receiving for longer than MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT: rank 0's
+ * MPI_Finalize gives up and names rank 1 and what it did not acknowledge. */
+static int scenario_finalize_stuck(void)
+{
+    enum { N = 32, SZ = 1 << 20 };
+    char *buf = malloc((size_t) N * SZ);
+    memset(buf, 7, (size_t) N * SZ);
+    mmc_barrier(MPI_COMM_WORLD, 0);
+    if (rank == 0) {
+        for (int i = 0; i < N; i++) {
+            MPI_Request rq;
+            MPI_Isend(buf + (size_t) i * SZ, SZ, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &rq);
+            MPI_Request_free(&rq);
+        }
+        printf(" No Errors\n");     /* what is checked is what MPI_Finalize says */
+        fflush(stdout);
+    } else if (rank == peer) {
+        sleep((unsigned) (3 * mmc_cvar_int("MPIR_CVAR_CH4_TCP_OUTAGE_TIMEOUT", 120)));
+    }
+    MPI_Finalize();
+    free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int intra;
@@ -281,8 +309,8 @@ int main(int argc, char **argv)
     timeout_s = mmc_cvar_int("MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT", 30);
     if (peer < 0 || argc < 2) {
         if (rank == 0)
-            MMC_ERR("usage: tcp_faults kill|refused|finalized|unreachable|garbage|corrupt, "
-                    "on two nodes\n");
+            MMC_ERR("usage: tcp_faults kill|refused|finalized|unreachable|garbage|corrupt|"
+                    "finalize-stuck, on two nodes\n");
         return mmc_finish();
     }
     if (!strcmp(argv[1], "kill"))
@@ -297,6 +325,8 @@ int main(int argc, char **argv)
         return scenario_garbage();
     if (!strcmp(argv[1], "corrupt"))
         return scenario_corrupt();
+    if (!strcmp(argv[1], "finalize-stuck"))
+        return scenario_finalize_stuck();
     if (rank == 0)
         MMC_ERR("unknown scenario %s\n", argv[1]);
     return mmc_finish();

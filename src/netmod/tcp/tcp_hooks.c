@@ -19,7 +19,22 @@ int MPIDI_TCP_mpi_comm_commit_pre_hook(MPIR_Comm * comm)
 
 /* Communicators by the context id their messages carry, so that the sender
  * a message names can be checked against the connection it came on
- * (tcp_verify.c). */
+ * (tcp_verify.c); the last one found is kept, as consecutive messages mostly
+ * share a communicator. */
+void *MPIDI_TCP_comm_lookup(uint64_t recvcontext_id)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    if (g->last_comm && g->last_ctx == recvcontext_id)
+        return g->last_comm;
+    void *comm = g->comm_map ? MPIDIU_map_lookup(g->comm_map, recvcontext_id) :
+        MPIDIU_MAP_NOT_FOUND;
+    if (comm != MPIDIU_MAP_NOT_FOUND) {
+        g->last_ctx = recvcontext_id;
+        g->last_comm = comm;
+    }
+    return comm;
+}
+
 int MPIDI_TCP_mpi_comm_commit_post_hook(MPIR_Comm * comm)
 {
     if (MPIDI_TCP_global.comm_map == NULL)
@@ -32,6 +47,8 @@ int MPIDI_TCP_mpi_comm_commit_post_hook(MPIR_Comm * comm)
 
 int MPIDI_TCP_mpi_comm_free_hook(MPIR_Comm * comm)
 {
+    if (MPIDI_TCP_global.last_comm == comm)
+        MPIDI_TCP_global.last_comm = NULL;
     if (MPIDI_TCP_global.comm_map &&
         MPIDIU_map_lookup(MPIDI_TCP_global.comm_map, comm->recvcontext_id) == comm)
         MPIDIU_map_erase(MPIDI_TCP_global.comm_map, comm->recvcontext_id);

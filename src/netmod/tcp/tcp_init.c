@@ -398,6 +398,7 @@ int MPIDI_TCP_mpi_finalize_hook(void)
     if (g->comm_map) {
         MPIDIU_map_destroy(g->comm_map);
         g->comm_map = NULL;
+        g->last_comm = NULL;
     }
     MPL_free(g->cards);
     MPL_free(g->vc);

@@ -133,6 +133,8 @@ typedef struct {
     MPIDI_TCP_card_t *cards;    /* per world rank */
     MPIDI_TCP_conn_t **vc;      /* per world rank: the chosen connection */
     void *comm_map;             /* recvcontext_id -> communicator (tcp_hooks.c) */
+    uint64_t last_ctx;          /* the last one looked up */
+    void *last_comm;
     int *dead_err;              /* per world rank: error code once it failed */
     MPIDI_TCP_conn_t *conns;    /* every connection, including unproven ones */
     MPIDI_TCP_conn_t *zombies;  /* closed, still maybe named by this call's epoll events */
@@ -200,6 +202,9 @@ void MPIDI_TCP_flush_all(void);
 void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
 int MPIDI_TCP_await_take(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
 void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err);
+
+/* tcp_hooks.c */
+void *MPIDI_TCP_comm_lookup(uint64_t recvcontext_id);
 
 /* tcp_verify.c */
 const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,

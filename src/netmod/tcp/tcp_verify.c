@@ -114,9 +114,7 @@ static const char *verify_sender(const rule_t * r, const void *am_hdr, int peer)
     if (r->from == FROM_COMM) {
         MPIR_Context_id_t ctx;
         memcpy(&ctx, (const char *) am_hdr + r->id_off, sizeof(ctx));
-        void *comm = MPIDI_TCP_global.comm_map ?
-            MPIDIU_map_lookup(MPIDI_TCP_global.comm_map, ctx & ~MPIR_CONTEXT_SUFFIX_MASK) :
-            MPIDIU_MAP_NOT_FOUND;
+        void *comm = MPIDI_TCP_comm_lookup(ctx & ~MPIR_CONTEXT_SUFFIX_MASK);
         /* a communicator not created here yet: MPIDIG keeps the message by context id */
         if (comm != MPIDIU_MAP_NOT_FOUND && !is_peer(comm, rank, peer))
             return "the source rank is not the sending rank";
