@@ -331,7 +331,7 @@ static void verdict(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op)
 }
 
 /* Listener: a HELLO on a connection we challenged. */
-static void on_hello(MPIDI_TCP_conn_t * c, const uint8_t * body)
+static void on_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
 {
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
     MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hello_decode(body, (uint32_t) g->size,
@@ -367,7 +367,7 @@ static void on_hello(MPIDI_TCP_conn_t * c, const uint8_t * body)
 }
 
 /* Initiator: the listener's challenge; our answer proves we hold its key. */
-static void on_challenge(MPIDI_TCP_conn_t * c, const uint8_t * body)
+static void on_challenge(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
 {
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
     uint8_t out[MPIDI_TCP_HELLO_SIZE];
@@ -386,9 +386,10 @@ static void on_challenge(MPIDI_TCP_conn_t * c, const uint8_t * body)
 }
 
 /* Initiator: the listener's verdict, which must prove it holds its key. */
-static void on_verdict(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * mac)
+static void on_verdict(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * mac)
 {
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    MPIDI_TCP_opcode_t op = (MPIDI_TCP_opcode_t) h->opcode;
 
     if (MPIDI_TCP_auth_reply_check(mac, g->cards[c->peer].key, op, &c->hello, c->nonce_l)) {
         MPIDI_TCP_conn_fail(c, auth_error(c->peer, "its answer is not signed with that "
@@ -415,19 +416,22 @@ static void on_verdict(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_
     }
 }
 
+typedef void (*hs_handler_t) (MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
+                              const uint8_t * body);
+
+static const hs_handler_t hs_handlers[MPIDI_TCP_OP_MAX] = {
+    [MPIDI_TCP_OP_CHALLENGE] = on_challenge,
+    [MPIDI_TCP_OP_HELLO] = on_hello,
+    [MPIDI_TCP_OP_HELLO_ACK] = on_verdict,
+    [MPIDI_TCP_OP_HELLO_NAK] = on_verdict,
+    [MPIDI_TCP_OP_HELLO_DEAD] = on_verdict,
+};
+
+/* A whole handshake message, its opcode valid and allowed in c's state
+ * (tcp_progress.c). */
 int MPIDI_TCP_conn_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
 {
-    switch (h->opcode) {
-        case MPIDI_TCP_OP_CHALLENGE:
-            on_challenge(c, body);
-            break;
-        case MPIDI_TCP_OP_HELLO:
-            on_hello(c, body);
-            break;
-        default:
-            on_verdict(c, (MPIDI_TCP_opcode_t) h->opcode, body);
-            break;
-    }
+    hs_handlers[h->opcode] (c, h, body);
     return MPI_SUCCESS;
 }
 

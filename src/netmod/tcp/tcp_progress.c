@@ -24,9 +24,6 @@
 #include <arpa/inet.h>
 #include <sys/epoll.h>
 
-typedef int (*rx_handler_t) (MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
-                             const uint8_t * body, size_t buffered, MPIDI_TCP_rx_mode_t mode);
-
 /* the state a connection must be in to receive each opcode */
 static const MPIDI_TCP_conn_state_t op_state[MPIDI_TCP_OP_MAX] = {
     [MPIDI_TCP_OP_CHALLENGE] = MPIDI_TCP_CONN_AWAIT_CHALLENGE,
