@@ -26,6 +26,9 @@
  *               (tcp_corrupt_preload.so, MMC_CORRUPT names the field): rank
  *               0's receive from rank 1 fails with an error naming it; its
  *               receive from rank 2 is not affected
+ *   close-pending  rank 1 finalizes while rank 0 has eager sends queued and
+ *               rendezvous sends waiting for it: they complete, those not
+ *               delivered with an error naming rank 1; no hang, no assertion
  *   finalize-stuck  rank 0 finalizes with 32 MiB queued to a rank that does not
  *               receive: MPI_Finalize gives up after OUTAGE_TIMEOUT without
  *               progress and names that rank and what it did not acknowledge
@@ -293,6 +296,36 @@ static int scenario_finalize_stuck(void)
     return 0;
 }
 
+/* Rank 1 finalizes while rank 0 has sends pending to it: 16 eager messages of
+ * 1 MiB (queued behind a full socket) and 4 rendezvous ones of 4 MiB (waiting
+ * for a CTS).  Rank 0's sends complete, those that cannot be delivered with
+ * an error naming rank 1: never dropped, never an assertion. */
+static int scenario_close_pending(void)
+{
+    enum { NE = 16, NR = 4, ESZ = 1 << 20, RSZ = 4 << 20 };
+    char *buf = malloc((size_t) NE * ESZ + (size_t) NR * RSZ);
+    MPI_Request rq[NE + NR];
+    MPI_Status st[NE + NR];
+    memset(buf, 7, (size_t) NE * ESZ + (size_t) NR * RSZ);
+    mmc_barrier(MPI_COMM_WORLD, 0);
+    if (rank == 0) {
+        for (int i = 0; i < NE + NR; i++)
+            MPI_Isend(buf + (i < NE ? (size_t) i * ESZ : (size_t) NE * ESZ + (i - NE) * RSZ),
+                      i < NE ? ESZ : RSZ, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &rq[i]);
+        double t0 = mmc_now_us();
+        int err = MPI_Waitall(NE + NR, rq, st);
+        if (err == MPI_ERR_IN_STATUS)
+            for (int i = 0; i < NE + NR && err == MPI_ERR_IN_STATUS; i++)
+                if (st[i].MPI_ERROR != MPI_SUCCESS)
+                    err = st[i].MPI_ERROR;
+        expect_error(err, t0, 30, "sends pending to a rank that finalized");
+    } else if (rank == peer) {
+        sleep(1);       /* rank 0's sends fill the sockets meanwhile */
+    }
+    free(buf);
+    return survivors_finish(peer);
+}
+
 int main(int argc, char **argv)
 {
     int intra;
@@ -310,7 +343,7 @@ int main(int argc, char **argv)
     if (peer < 0 || argc < 2) {
         if (rank == 0)
             MMC_ERR("usage: tcp_faults kill|refused|finalized|unreachable|garbage|corrupt|"
-                    "finalize-stuck, on two nodes\n");
+                    "close-pending|finalize-stuck, on two nodes\n");
         return mmc_finish();
     }
     if (!strcmp(argv[1], "kill"))
@@ -327,6 +360,8 @@ int main(int argc, char **argv)
         return scenario_corrupt();
     if (!strcmp(argv[1], "finalize-stuck"))
         return scenario_finalize_stuck();
+    if (!strcmp(argv[1], "close-pending"))
+        return scenario_close_pending();
     if (rank == 0)
         MMC_ERR("unknown scenario %s\n", argv[1]);
     return mmc_finish();

@@ -52,16 +52,26 @@ static void exchange(int from, int to, int tag, size_t size)
 
 /* ------------------------------------------------------------ impostor */
 
+#define FLOWS 8
+
 /* The initiator's bytes of the first connection seen from or to this host
- * that starts with a HELLO (in order; a veth loses nothing), and where it went. */
+ * that starts with a HELLO and carries want bytes (in order; a veth loses
+ * nothing), and where it went.  Several are followed at once: a connection
+ * that loses a simultaneous connect carries nothing after its HELLO. */
 static long capture(int sock, uint8_t * out, size_t want, char *dst_ip, int *dst_port)
 {
-    uint32_t saddr = 0, next = 0;
-    uint16_t sport = 0;
-    size_t have = 0;
+    static struct {
+        uint32_t saddr, daddr, next;
+        uint16_t sport, dport;
+        size_t have;
+        uint8_t buf[256];
+    } f[FLOWS];
+    int nflows = 0;
     double end = raw_now() + 30;
 
-    while (have < want && raw_now() < end) {
+    if (want > sizeof(f[0].buf))
+        return -1;
+    while (raw_now() < end) {
         uint8_t pkt[65536];
         struct pollfd p = {.fd = sock,.events = POLLIN };
         if (poll(&p, 1, 1000) <= 0)
@@ -77,25 +87,38 @@ static long capture(int sock, uint8_t * out, size_t want, char *dst_ip, int *dst
         struct tcphdr *th = (struct tcphdr *) (pkt + iph->ihl * 4);
         size_t off = iph->ihl * 4 + th->doff * 4, len = ntohs(iph->tot_len) - off;
         uint8_t *data = pkt + off;
+        int i;
         if (len == 0)
             continue;
-        if (!sport) {
-            if (len < 2 || data[0] != MPIDI_TCP_PROTO_VERSION || data[1] != MPIDI_TCP_OP_HELLO)
+        for (i = 0; i < nflows; i++)
+            if (f[i].saddr == iph->saddr && f[i].sport == th->source)
+                break;
+        if (i == nflows) {
+            if (nflows == FLOWS || len < 2 || data[0] != MPIDI_TCP_PROTO_VERSION ||
+                data[1] != MPIDI_TCP_OP_HELLO)
                 continue;
-            saddr = iph->saddr;
-            sport = th->source;
-            next = ntohl(th->seq);
-            inet_ntop(AF_INET, &iph->daddr, dst_ip, 64);
-            *dst_port = ntohs(th->dest);
+            f[i].saddr = iph->saddr;
+            f[i].sport = th->source;
+            f[i].daddr = iph->daddr;
+            f[i].dport = th->dest;
+            f[i].next = ntohl(th->seq);
+            f[i].have = 0;
+            nflows++;
         }
-        if (iph->saddr != saddr || th->source != sport || ntohl(th->seq) != next)
+        if (ntohl(th->seq) != f[i].next)
             continue;
-        len = len < want - have ? len : want - have;
-        memcpy(out + have, data, len);
-        have += len;
-        next += (uint32_t) len;
+        len = len < want - f[i].have ? len : want - f[i].have;
+        memcpy(f[i].buf + f[i].have, data, len);
+        f[i].have += len;
+        f[i].next += (uint32_t) len;
+        if (f[i].have == want) {
+            memcpy(out, f[i].buf, want);
+            inet_ntop(AF_INET, &f[i].daddr, dst_ip, 64);
+            *dst_port = ntohs(f[i].dport);
+            return (long) want;
+        }
     }
-    return (long) have;
+    return 0;
 }
 
 /* One attempt: connect, expect the challenge, send what, then expect nothing

@@ -440,8 +440,14 @@ void MPIDI_TCP_conn_lost(MPIDI_TCP_conn_t * c, const char *what, int sys_errno)
 {
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
 
-    if (c->peer < 0 || c->got_close) {
+    if (c->peer < 0) {
         MPIDI_TCP_conn_free(c);
+        return;
+    }
+    if (c->got_close) {
+        /* sends still queued to a peer that finalized fail, they are not dropped */
+        MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, "the peer has called MPI_Finalize",
+                                                    0));
         return;
     }
     if (c->outgoing && is_pending(c->state) && !g->finalizing) {
