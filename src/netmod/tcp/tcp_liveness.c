@@ -25,6 +25,7 @@
 /* seconds between TCP_INFO checks of every established connection */
 #define LIVENESS_PERIOD 1.0
 
+/* A connected socket: keepalive within the outage bound, and TCP_NODELAY */
 void MPIDI_TCP_liveness_setup(int fd)
 {
     int t = MPIDI_TCP_global.outage;
