@@ -54,7 +54,8 @@ static void watch(MPIDI_TCP_conn_t * c)
     epoll_ctl(MPIDI_TCP_global.epfd, EPOLL_CTL_ADD, c->fd, &ev);
 }
 
-/* No buffers: the read-ahead buffer comes with the first read once established. */
+/* No buffers: the read-ahead buffer comes with the first read once established.
+ * fd -1: a connect not yet opened (open_connect watches it). */
 MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing)
 {
     MPIDI_TCP_conn_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_BUFFER);
@@ -68,7 +69,8 @@ MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st
     MPIDI_TCP_conn_set_state(c, st);
     c->next = MPIDI_TCP_global.conns;
     MPIDI_TCP_global.conns = c;
-    watch(c);
+    if (fd >= 0)
+        watch(c);
     return c;
 }
 
@@ -233,25 +235,18 @@ static int open_connect(MPIDI_TCP_conn_t * c, int rank)
 static int start_connect(int rank, MPIDI_TCP_conn_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_TCP_conn_t *c = MPL_calloc(1, sizeof(*c), MPL_MEM_BUFFER);
+    MPIDI_TCP_conn_t *c = MPIDI_TCP_conn_new(-1, rank, MPIDI_TCP_CONN_CLOSED, 1);
 
     MPIR_ERR_CHKANDJUMP(c == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    c->fd = -1;
-    c->readahead = MPIDI_TCP_READAHEAD;
-    c->peer = rank;
-    c->outgoing = 1;
-    c->state = MPIDI_TCP_CONN_CLOSED;
     mpi_errno = open_connect(c, rank);
     if (mpi_errno) {
-        MPL_free(c);
+        MPIDI_TCP_conn_free(c);
         if (MPIR_ERR_GET_CLASS(mpi_errno) == MPIX_ERR_PROC_FAILED) {
             MPIDI_TCP_global.dead_err[rank] = mpi_errno;
             MPIDI_TCP_global.n_dead++;
         }
         goto fn_fail;
     }
-    c->next = MPIDI_TCP_global.conns;
-    MPIDI_TCP_global.conns = c;
     MPIDI_TCP_global.vc[rank] = c;
     *out = c;
 

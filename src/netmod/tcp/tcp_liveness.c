@@ -12,8 +12,8 @@
  *
  * TCP_USER_TIMEOUT would be simpler but Linux applies it to a zero window
  * too: it kills the connection to a live rank that does not read for that
- * long (measured: 2 s USER_TIMEOUT, receiver alive and not reading, the
- * connection died with ETIMEDOUT after 2 s).  A zero-window probe that the
+ * long (bench/zero-window.py: 2 s USER_TIMEOUT, receiver alive and not
+ * reading, the connection died with ETIMEDOUT after 2-3 s).  A zero-window probe that the
  * peer answers resets tcpi_probes, so a busy peer never looks stalled here.
  */
 #include "mpidimpl.h"

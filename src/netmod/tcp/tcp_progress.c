@@ -352,32 +352,31 @@ static int hs_read(MPIDI_TCP_conn_t * c)
     MPIDI_TCP_hdr_t h;
 
     for (;;) {
-        size_t want = MPIDI_TCP_HDR_SIZE - c->hs_len;
-        if (c->hs_len >= MPIDI_TCP_HDR_SIZE) {
-            MPIDI_TCP_hdr_decode(c->hs, MPIDI_AM_HANDLERS_MAX, &h);
-            want = MPIDI_TCP_HDR_SIZE + h.payload_sz - c->hs_len;
-        }
-        ssize_t n = want ? read(c->fd, c->hs + c->hs_len, want) : 0;
+        /* the header, then the body its (validated) opcode fixes: never empty */
+        size_t total = MPIDI_TCP_HDR_SIZE +
+            (c->hs_len < MPIDI_TCP_HDR_SIZE ? 0 : MPIDI_TCP_body_size(c->hs[1]));
+        ssize_t n = read(c->fd, c->hs + c->hs_len, total - c->hs_len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return MPI_SUCCESS;
-        if (n <= 0 && want) {
+        if (n <= 0) {
             MPIDI_TCP_conn_lost(c, "receive", n == 0 ? 0 : errno);
             return MPI_SUCCESS;
         }
         c->hs_len += n;
+        if (c->hs_len < total)
+            continue;
+        MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hdr_decode(c->hs, MPIDI_AM_HANDLERS_MAX, &h);
         if (c->hs_len == MPIDI_TCP_HDR_SIZE) {
-            MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hdr_decode(c->hs, MPIDI_AM_HANDLERS_MAX, &h);
             if (herr != MPIDI_TCP_HDR_OK)
                 return MPIDI_TCP_protocol_error(c, MPIDI_TCP_hdr_strerror(herr));
             if (op_state[h.opcode] != c->state)
                 return MPIDI_TCP_protocol_error(c, "message not valid in this connection state");
+            continue;
         }
-        if (c->hs_len > MPIDI_TCP_HDR_SIZE && c->hs_len == MPIDI_TCP_HDR_SIZE + h.payload_sz) {
-            c->hs_len = 0;
-            return MPIDI_TCP_conn_handshake(c, &h, c->hs + MPIDI_TCP_HDR_SIZE);
-        }
+        c->hs_len = 0;
+        return MPIDI_TCP_conn_handshake(c, &h, c->hs + MPIDI_TCP_HDR_SIZE);
     }
 }
 
