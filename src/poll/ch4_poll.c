@@ -24,7 +24,8 @@ cvars:
       scope       : MPI_T_SCOPE_LOCAL
       description : |-
         How ch4 progress divides its polls between shared memory and the netmod; shared memory is polled on every pass, the policy decides how often the netmod is. Default adaptive (best in bench/run-policy-bench, see doc/arbiter.md).
-          roundrobin - both channels on every pass (stock MPICH).
+          roundrobin - both channels on every pass (MPICH 4.0's own order).
+          stock      - the MPICH version's own order: on 4.0, roundrobin; on 4.1 and later, shared memory first and the netmod only when shared memory made no progress.
           static     - the netmod once every MPIR_CVAR_CH4_POLL_STATIC_RATIO passes.
           dynamic    - ratio m / (n + 1) recomputed every MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY messages (m from shared memory, n from the netmod).
           adaptive   - dynamic, but the netmod is polled on every pass while a wait needs it, and at the larger of MPIR_CVAR_CH4_POLL_STATIC_RATIO and the dynamic ratio while a wait needs only shared memory.
@@ -101,6 +102,8 @@ static int policy_of_cvar(void)
             return MPIDI_POLL_POLICY_DYNAMIC;
         case MPIR_CVAR_CH4_POLL_POLICY_adaptive:
             return MPIDI_POLL_POLICY_ADAPTIVE;
+        case MPIR_CVAR_CH4_POLL_POLICY_stock:
+            return MPIDI_POLL_POLICY_STOCK;
         default:
             return -1;
     }
@@ -136,6 +139,7 @@ static void register_policy_enum(void)
     MPIR_T_enum_add_item(e, "static", MPIR_CVAR_CH4_POLL_POLICY_static);
     MPIR_T_enum_add_item(e, "dynamic", MPIR_CVAR_CH4_POLL_POLICY_dynamic);
     MPIR_T_enum_add_item(e, "adaptive", MPIR_CVAR_CH4_POLL_POLICY_adaptive);
+    MPIR_T_enum_add_item(e, "stock", MPIR_CVAR_CH4_POLL_POLICY_stock);
     cvar->enumtype = e;
 }
 

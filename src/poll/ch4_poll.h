@@ -12,6 +12,7 @@
 #define CH4_POLL_H_INCLUDED
 
 #include "poll_policy.h"
+#include "mmc_compat.h"
 #include <sched.h>
 
 extern MPIDI_POLL_arbiter_t MPIDI_POLL_global;
@@ -41,7 +42,7 @@ void MPIDI_POLL_follow_cvars(void);
 MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_hint_of(MPIR_Request * req)
 {
     if (req->kind == MPIR_REQUEST_KIND__SEND || req->kind == MPIR_REQUEST_KIND__RECV) {
-        if (req->dev.anysource_partner_request)
+        if (MMC_ANYSRC_PARTNER(req))
             return 0;
         if (req->dev.is_local == 1)
             return MPIDI_PROGRESS_POLL_LOCAL;
@@ -94,25 +95,64 @@ MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
  * asked for one channel (e.g. netmod fallback progress) always gets it. */
 #define MPIDI_POLL_BOTH (MPIDI_PROGRESS_NM | MPIDI_PROGRESS_SHM)
 
-#define MPIDI_POLL_PROGRESS(vci)                                        \
+#define MPIDI_POLL_NM_PASS(vci)                                         \
+    do {                                                                \
+        MPIDI_THREAD_CS_ENTER_VCI_OPTIONAL(vci);                        \
+        mpi_errno = MPIDI_NM_progress(vci, MMC_PROGRESS_OUT);           \
+        MPIDI_THREAD_CS_EXIT_VCI_OPTIONAL(vci);                         \
+        MPIR_ERR_CHECK(mpi_errno);                                      \
+    } while (0)
+
+#define MPIDI_POLL_SHM_PASS(vci)                                        \
+    do {                                                                \
+        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);                 \
+        mpi_errno = MPIDI_SHM_progress(vci, MMC_PROGRESS_OUT);          \
+        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);                  \
+        MPIR_ERR_CHECK(mpi_errno);                                      \
+    } while (0)
+
+/* The stock policy on MPICH 4.1+: that version's own pass, shared memory
+ * first, the netmod only when nothing in this pass made progress.  (On 4.0
+ * the own pass is round-robin, which the arbitrated pass does.) */
+#define MPIDI_POLL_SHM_FIRST_PASS(vci)                                  \
+    do {                                                                \
+        if ((state->flag & MPIDI_PROGRESS_SHM) && !MMC_PASS_MADE_PROGRESS) { \
+            MPIDI_POLL_global.shm_polls++;                              \
+            MPIDI_POLL_SHM_PASS(vci);                                   \
+        }                                                               \
+        if (state->flag & MPIDI_PROGRESS_NM) {                          \
+            if (MMC_PASS_MADE_PROGRESS) {                               \
+                MPIDI_POLL_global.nm_skipped++;                         \
+            } else {                                                    \
+                MPIDI_POLL_global.nm_polls++;                           \
+                MPIDI_POLL_NM_PASS(vci);                                \
+            }                                                           \
+        }                                                               \
+    } while (0)
+
+/* Every other policy: the netmod when the arbiter says so, then shared
+ * memory, on every pass. */
+#define MPIDI_POLL_ARBITRATED_PASS(vci)                                 \
     do {                                                                \
         int poll_nm_ = (state->flag & MPIDI_PROGRESS_NM);               \
-        if (MPIDI_POLL_CVARS_WRITTEN())                                 \
-            MPIDI_POLL_follow_cvars();                                  \
         if ((state->flag & MPIDI_POLL_BOTH) == MPIDI_POLL_BOTH)         \
             poll_nm_ = MPIDI_POLL_nm_due(&MPIDI_POLL_global,            \
                                          MPIDI_POLL_wait_of(state->flag)); \
-        if (poll_nm_) {                                                 \
-            MPIDI_THREAD_CS_ENTER_VCI_OPTIONAL(vci);                    \
-            mpi_errno = MPIDI_NM_progress(vci, 0);                      \
-            MPIDI_THREAD_CS_EXIT_VCI_OPTIONAL(vci);                     \
-        }                                                               \
-        if (state->flag & MPIDI_PROGRESS_SHM && mpi_errno == MPI_SUCCESS) { \
-            MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);             \
-            mpi_errno = MPIDI_SHM_progress(vci, 0);                     \
-            MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);              \
-        }                                                               \
-        if (mpi_errno == MPI_SUCCESS && MPIDI_POLL_pass_done(&MPIDI_POLL_global)) \
+        if (poll_nm_)                                                   \
+            MPIDI_POLL_NM_PASS(vci);                                    \
+        if (state->flag & MPIDI_PROGRESS_SHM)                           \
+            MPIDI_POLL_SHM_PASS(vci);                                   \
+    } while (0)
+
+#define MPIDI_POLL_PROGRESS(vci)                                        \
+    do {                                                                \
+        if (MPIDI_POLL_CVARS_WRITTEN())                                 \
+            MPIDI_POLL_follow_cvars();                                  \
+        if (MMC_STOCK_SHM_FIRST && MPIDI_POLL_global.policy == MPIDI_POLL_POLICY_STOCK) \
+            MPIDI_POLL_SHM_FIRST_PASS(vci);                             \
+        else                                                            \
+            MPIDI_POLL_ARBITRATED_PASS(vci);                            \
+        if (MPIDI_POLL_pass_done(&MPIDI_POLL_global))                   \
             sched_yield();                                              \
     } while (0)
 

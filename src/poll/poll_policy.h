@@ -18,7 +18,9 @@ typedef enum {
     MPIDI_POLL_POLICY_ROUNDROBIN = 0,   /* stock ch4: both channels every pass */
     MPIDI_POLL_POLICY_STATIC,   /* netmod every static_ratio passes */
     MPIDI_POLL_POLICY_DYNAMIC,  /* ratio = m / (n + 1) over the last `history` messages */
-    MPIDI_POLL_POLICY_ADAPTIVE  /* dynamic, refined by what the caller waits on */
+    MPIDI_POLL_POLICY_ADAPTIVE, /* dynamic, refined by what the caller waits on */
+    MPIDI_POLL_POLICY_STOCK     /* the MPICH version's own order (ch4_poll.h); here
+                                 * as round-robin: the netmod is due on every pass */
 } MPIDI_POLL_policy_t;
 
 /* What the current progress pass is waiting for, as ch4's wait path knows it. */

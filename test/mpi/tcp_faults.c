@@ -14,8 +14,10 @@
  *   finalized   a rank on another node finalizes; rank 0, which has talked to
  *               it, keeps polling, then sends to it: the send fails (the peer
  *               said CLOSE) instead of vanishing into a dead socket
- *   unreachable rank 0 sends to the last rank, whose host drops its packets (set
- *               up by the test list): the send fails after the connect timeout
+ *   unreachable rank 0 sends to the last rank after running $MMC_CUT (the test
+ *               list's command that drops its new connections to that rank's
+ *               host; after MPI_Init, which on MPICH 4.1+ connects the nodes'
+ *               first ranks): the send fails after the connect timeout
  *   garbage     a rank opens raw sockets to rank 0's listening port and writes
  *               an HTTP request, a header with an unknown opcode, a HELLO with
  *               a wrong magic, one from a rank outside the job, one without
@@ -162,6 +164,9 @@ static int scenario_unreachable(void)
 {
     if (rank == 0) {
         int x = 42;
+        const char *cut = getenv("MMC_CUT");
+        if (!cut || system(cut) != 0)
+            MMC_ERR("cannot cut the link: MMC_CUT=%s\n", cut ? cut : "(unset)");
         double t0 = mmc_now_us();
         MPI_Request rq;
         int err = MPI_Isend(&x, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &rq);

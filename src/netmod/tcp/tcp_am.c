@@ -41,7 +41,7 @@ static void entry_complete(MPIDI_TCP_sendq_t * e)
 static void pack_next(MPIDI_TCP_sendq_t * e)
 {
     MPI_Aint n = MPL_MIN(e->data_sz - e->packed, MPIDI_TCP_PACK_SEG), actual = 0;
-    MPIR_Typerep_pack(e->buf, e->count, e->datatype, e->packed, e->pack_buf, n, &actual);
+    MMC_TYPEREP_PACK(e->buf, e->count, e->datatype, e->packed, e->pack_buf, n, &actual);
     MPIR_Assert(actual > 0);
     e->packed += actual;
     e->iov[1].iov_base = e->pack_buf;

@@ -64,7 +64,7 @@ MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_limit(void)
 /* what MPIDIG keeps in its pack buffers; larger eager messages ch4:tcp holds itself */
 MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_buf_limit(void)
 {
-    return MPL_MIN(MPIDI_TCP_eager_max, MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE);
+    return MPL_MIN(MPIDI_TCP_eager_max, MMC_PACK_BUFFER_SIZE);
 }
 
 MPL_STATIC_INLINE_PREFIX bool MPIDI_NM_am_check_eager(MPI_Aint am_hdr_sz, MPI_Aint data_sz,
@@ -90,7 +90,7 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_finalize(MPIR_Request * req)
 
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rank_is_local(int rank, MPIR_Comm * comm)
 {
-    return MPIDIU_rank_is_local(rank, comm);
+    return MMC_RANK_IS_LOCAL(rank, comm);
 }
 
 MPL_STATIC_INLINE_PREFIX int MPIDI_NM_comm_get_gpid(MPIR_Comm * comm_ptr, int idx,

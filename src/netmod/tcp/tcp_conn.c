@@ -497,7 +497,7 @@ void MPIDI_TCP_conn_fail(MPIDI_TCP_conn_t * c, int err)
  * died refuses it, an unreachable one times out, so the receive fails too. */
 void MPIDI_TCP_sweep_posted(int probe_unconnected)
 {
-    for (int vci = 0; vci < MPIDI_global.n_vcis; vci++) {
+    for (int vci = 0; vci < MMC_N_TOTAL_VCIS; vci++) {
         MPIR_Request *r, *tmp;
         DL_FOREACH_SAFE(MPIDI_global.per_vci[vci].posted_list, r, tmp) {
             int src = MPIDIG_REQUEST(r, u.recv.source);

@@ -8,6 +8,7 @@
 
 #include <mpidimpl.h>
 #include "mpidch4r.h"
+#include "mmc_compat.h"
 
 extern MPI_Aint MPIDI_TCP_eager_max;    /* MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE, resolved */
 extern const MPI_Aint MPIDI_TCP_am_hdr_max;
@@ -18,6 +19,8 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
                       const void *data, MPI_Aint count, MPI_Datatype datatype,
                       int src_vci, int dst_vci, MPIR_Request * sreq);
 int MPIDI_TCP_progress(int *made_progress);
+/* the netmod API's init_vcis (MPICH 4.1+; declared here for 4.0, which has no such entry) */
+int MPIDI_TCP_init_vcis(int num_vcis, int *num_vcis_actual);
 /* MPIDIG calls it when a receive matches an unexpected message ch4:tcp holds */
 int MPIDI_TCP_unexp_matched(MPIR_Request * rreq);
 

@@ -57,9 +57,9 @@ cvars:
         Largest message in bytes that ch4:tcp sends eagerly, with its header; a larger one
         waits for the receiver to match it (rendezvous, one extra round trip). Default -1:
         2097152 (2 MiB), chosen by measurement (doc/tcp.md). 0 sends every nonempty message by
-        rendezvous. At most 16777216. An unexpected eager message larger than
-        MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE is held in a buffer of its own size until
-        a receive matches it.
+        rendezvous. At most 16777216. An unexpected eager message larger than MPICH's pack
+        buffers (MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE on MPICH 4.0, MPIR_CVAR_CH4_PACK_BUFFER_SIZE
+        on 4.1 and later) is held in a buffer of its own size until a receive matches it.
 
     - name        : MPIR_CVAR_CH4_TCP_NODELAY
       category    : CH4_TCP
@@ -202,7 +202,7 @@ int MPIDI_TCP_init_local(int *tag_bits)
 
     mpi_errno = check_cvars();
     MPIR_ERR_CHECK(mpi_errno);
-    MPIR_ERR_CHKANDJUMP(MPIDI_global.n_vcis != 1, mpi_errno, MPI_ERR_OTHER, "**tcp_vcis");
+    MPIR_ERR_CHKANDJUMP(MMC_N_TOTAL_VCIS != 1, mpi_errno, MPI_ERR_OTHER, "**tcp_vcis");
     MPIR_ERR_CHKANDJUMP(MPIDI_TCP_auth_init() != 0, mpi_errno, MPI_ERR_OTHER, "**tcp_crypto");
     g->rank = MPIR_Process.rank;
     g->size = MPIR_Process.size;
@@ -241,6 +241,14 @@ int MPIDI_TCP_init_local(int *tag_bits)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* MPICH 4.1+ asks the netmod for num_vcis VCIs after init_world: ch4:tcp
+ * serves one, which MPIDI_TCP_init_local made sure is all ch4 has. */
+int MPIDI_TCP_init_vcis(int num_vcis, int *num_vcis_actual)
+{
+    *num_vcis_actual = 1;
+    return MPI_SUCCESS;
 }
 
 /* Every rank's card (address, eager limit, key), through PMI. */

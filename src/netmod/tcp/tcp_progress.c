@@ -125,7 +125,7 @@ static int held_candidate(const MPIDI_TCP_hdr_t * h, const void *am_hdr)
 {
     return h->handler_id == MPIDIG_SEND &&
         !(((const MPIDIG_hdr_t *) am_hdr)->flags & MPIDIG_AM_SEND_FLAGS_RTS) &&
-        h->payload_sz > (uint64_t) MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE;
+        h->payload_sz > (uint64_t) MMC_PACK_BUFFER_SIZE;
 }
 
 /* am_hdr: the MPIDIG header, aligned (it holds pointers) and verified */

@@ -7,12 +7,14 @@
 
 #include "tcp_impl.h"
 
-MPL_STATIC_INLINE_PREFIX int MPIDI_NM_progress(int vci, int blocking)
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_progress(int vci, MMC_PROGRESS_PARAM)
 {
-    int made_progress = 0;
+    int made = 0;
     if (vci != 0)
         return MPI_SUCCESS;
-    return MPIDI_TCP_progress(&made_progress);
+    int mpi_errno = MPIDI_TCP_progress(&made);
+    MMC_PROGRESS_MADE(made);
+    return mpi_errno;
 }
 
 #endif /* TCP_PROGRESS_H_INCLUDED */

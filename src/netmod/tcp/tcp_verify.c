@@ -155,7 +155,7 @@ const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
     const rule_t *r;
     size_t want;
 
-    if (h->src_vci >= MPIDI_global.n_vcis || h->dst_vci >= MPIDI_global.n_vcis)
+    if (h->src_vci >= MMC_N_TOTAL_VCIS || h->dst_vci >= MMC_N_TOTAL_VCIS)
         return "a VCI this build does not have";
     if (h->handler_id >= MPIDIG_HANDLER_STATIC_MAX || rules[h->handler_id].size == 0 ||
         MPIDIG_global.target_msg_cbs[h->handler_id] == NULL)

@@ -50,12 +50,15 @@ int MPIDI_CMA_written(const MPIDI_CMA_split_hdr_t * hdr);
 int MPIDI_CMA_copy(int write, pid_t pid, const void *rbuf, MPI_Aint rcount, MPI_Datatype rtype,
                    const void *lbuf, MPI_Aint lcount, MPI_Datatype ltype, size_t to, size_t *done);
 
-/* Chooses CMA for a message to rank when no other IPC type took it. */
-MPL_STATIC_INLINE_PREFIX void MPIDI_CMA_get_ipc_attr(const void *addr, int rank, MPIR_Comm * comm,
+/* Chooses CMA for a message of data_sz bytes to rank when no other IPC type
+ * took it.  The size test is ours: MPICH 4.1+ no longer compares the size
+ * with the threshold in its shared send path. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CMA_get_ipc_attr(const void *addr, size_t data_sz, int rank,
+                                                     MPIR_Comm * comm,
                                                      MPIDI_IPCI_ipc_attr_t * attr)
 {
     if (attr->ipc_type != MPIDI_IPCI_TYPE__NONE || !MPIDI_CMA_global.enabled ||
-        attr->gpu_attr.type == MPL_GPU_POINTER_DEV)
+        attr->gpu_attr.type == MPL_GPU_POINTER_DEV || data_sz < MPIDI_CMA_global.threshold)
         return;
     int lpid = MPIDIU_rank_to_lpid(rank, comm);
     if (lpid < 0 || !MPIDI_CMA_global.ok[lpid])

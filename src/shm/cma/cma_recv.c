@@ -3,6 +3,7 @@
  */
 #include "mpidimpl.h"
 #include "mpidch4r.h"
+#include "mmc_compat.h"
 #include "cma_post.h"
 #include "cma_policy.h"
 #include "mpidig_pt2pt_callbacks.h"
@@ -33,8 +34,7 @@ static int complete(MPIR_Request * rreq, MPIR_Request * sreq)
                          &ack, sizeof(ack), MPIDIG_REQUEST(rreq, req->local_vci),
                          MPIDIG_REQUEST(rreq, req->remote_vci)), 1, mpi_errno);
     MPIR_ERR_CHECK(mpi_errno);
-    MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(rreq, datatype));
-    MPID_Request_complete(rreq);
+    MMC_IPC_RECV_COMPLETE(rreq);
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -59,6 +59,10 @@ static split_rec_t *start_split(MPIR_Request * rreq, MPIR_Request * sreq, size_t
                          MPIDIG_REQUEST(rreq, req->local_vci), MPIDIG_REQUEST(rreq,
                                                                              req->remote_vci)),
              1, *mpi_errno);
+    if (*mpi_errno != MPI_SUCCESS) {
+        MPL_free(rec);          /* nothing in flight: the caller fails the message */
+        return NULL;
+    }
     return rec;
 }
 
@@ -100,8 +104,10 @@ int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, MPIR
         MPIDI_CMA_global.msgs++;
         MPIDI_CMA_global.bytes += done;
     } else {
-        *deferred = 1;
+        /* deferred once the CTS is out; if it is not, MPICH's IPC receive
+         * acknowledges and completes the receive with the error */
         mpi_errno = fall_back(rreq);
+        *deferred = (mpi_errno == MPI_SUCCESS);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
@@ -123,8 +129,14 @@ int MPIDI_CMA_written(const MPIDI_CMA_split_hdr_t * hdr)
         MPIDI_CMA_global.bytes += rec->bytes;
         mpi_errno = complete(rec->rreq, rec->sreq);
     } else {
-        /* either part refused: the whole message again, through the copy path */
+        /* either part refused: the whole message again, through the copy path;
+         * MPICH drops an AM handler's error, so one that cannot ask for the
+         * copy path finishes both requests with it */
         mpi_errno = fall_back(rec->rreq);
+        if (mpi_errno != MPI_SUCCESS) {
+            rec->rreq->status.MPI_ERROR = mpi_errno;
+            mpi_errno = complete(rec->rreq, rec->sreq);
+        }
     }
     MPL_free(rec);
     return mpi_errno;

@@ -1,0 +1,64 @@
+/*
+ * mpich-multichannel: the ch4 interfaces that differ between the MPICH
+ * versions our modules build against (4.0.2 and 4.2.1; maint/overlay refuses
+ * others).  Each difference is named here once, so the modules keep one copy
+ * of their code.  Included by every module after mpidimpl.h (MPICH_NUMVERSION).
+ */
+#ifndef MMC_COMPAT_H_INCLUDED
+#define MMC_COMPAT_H_INCLUDED
+
+#ifndef MPICH_NUMVERSION
+#error "mmc_compat.h needs mpi.h (include mpidimpl.h first)"
+#endif
+
+#if MPICH_NUMVERSION >= MPICH_CALC_VERSION(4, 1, 0, MPICH_RELEASE_TYPE_ALPHA, 0)
+
+/* 4.1+: progress functions report what they did through *made_progress, and
+ * ch4's own pass polls shared memory first and skips the netmod once shared
+ * memory (or an earlier VCI of the pass) made progress. */
+#define MMC_MPICH_41 1
+#define MMC_PROGRESS_OUT (&made_progress)
+#define MMC_PASS_MADE_PROGRESS made_progress
+#define MMC_STOCK_SHM_FIRST 1
+#define MMC_ANYSRC_PARTNER(req_) ((req_)->dev.anysrc_partner)
+/* a netmod's progress entry: MPIDI_NM_progress(int vci, MMC_PROGRESS_PARAM) */
+#define MMC_PROGRESS_PARAM int *made_progress
+#define MMC_PROGRESS_MADE(made_) do { if (made_) *made_progress = 1; } while (0)
+/* the size of MPIDIG's pack buffers (16 KiB by default; 4.0: 68 KiB) */
+#define MMC_PACK_BUFFER_SIZE MPIR_CVAR_CH4_PACK_BUFFER_SIZE
+/* what MPICH's IPC receive does once a message's data is in place: the
+ * request's target completion callback (Ssend acks, any-source partners,
+ * unexpected matches depend on it) */
+#define MMC_IPC_RECV_COMPLETE(rreq_) MPIDIG_REQUEST(rreq_, req->target_cmpl_cb) (rreq_)
+/* VCIs a message may name: the implicit ones and those reserved for explicit use */
+#define MMC_N_TOTAL_VCIS (MPIDI_global.n_total_vcis)
+#define MMC_TYPEREP_PACK(buf_, count_, type_, off_, out_, max_, actual_) \
+    MPIR_Typerep_pack(buf_, count_, type_, off_, out_, max_, actual_, MPIR_TYPEREP_FLAG_NONE)
+
+#else /* 4.0.x */
+
+/* 4.0: the second argument of the progress functions is a "blocking" flag
+ * (always 0 in ch4's pass), and ch4's pass polls the netmod, then shared
+ * memory, every time. */
+#define MMC_MPICH_41 0
+#define MMC_PROGRESS_OUT 0
+#define MMC_PASS_MADE_PROGRESS 0
+#define MMC_STOCK_SHM_FIRST 0
+#define MMC_ANYSRC_PARTNER(req_) ((req_)->dev.anysource_partner_request)
+#define MMC_PROGRESS_PARAM int blocking
+#define MMC_PROGRESS_MADE(made_) ((void) (made_))
+#define MMC_PACK_BUFFER_SIZE MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE
+#define MMC_N_TOTAL_VCIS (MPIDI_global.n_vcis)
+#define MMC_TYPEREP_PACK MPIR_Typerep_pack
+#define MMC_IPC_RECV_COMPLETE(rreq_)                                    \
+    do {                                                                \
+        MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(rreq_, datatype)); \
+        MPID_Request_complete(rreq_);                                   \
+    } while (0)
+
+#endif
+
+/* whether a rank of comm is on this node (4.0's MPIDIU_rank_is_local is gone in 4.1) */
+#define MMC_RANK_IS_LOCAL(rank_, comm_) MPIDIU_av_is_local(MPIDIU_comm_rank_to_av(comm_, rank_))
+
+#endif /* MMC_COMPAT_H_INCLUDED */
