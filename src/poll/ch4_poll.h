@@ -116,18 +116,12 @@ MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
  * the own pass is round-robin, which the arbitrated pass does.) */
 #define MPIDI_POLL_SHM_FIRST_PASS(vci)                                  \
     do {                                                                \
-        if ((state->flag & MPIDI_PROGRESS_SHM) && !MMC_PASS_MADE_PROGRESS) { \
-            MPIDI_POLL_global.shm_polls++;                              \
+        if ((state->flag & MPIDI_PROGRESS_SHM) && !MMC_PASS_MADE_PROGRESS) \
             MPIDI_POLL_SHM_PASS(vci);                                   \
-        }                                                               \
-        if (state->flag & MPIDI_PROGRESS_NM) {                          \
-            if (MMC_PASS_MADE_PROGRESS) {                               \
-                MPIDI_POLL_global.nm_skipped++;                         \
-            } else {                                                    \
-                MPIDI_POLL_global.nm_polls++;                           \
-                MPIDI_POLL_NM_PASS(vci);                                \
-            }                                                           \
-        }                                                               \
+        if ((state->flag & MPIDI_POLL_BOTH) == MPIDI_POLL_BOTH)         \
+            MPIDI_POLL_count_pass(&MPIDI_POLL_global, !MMC_PASS_MADE_PROGRESS); \
+        if ((state->flag & MPIDI_PROGRESS_NM) && !MMC_PASS_MADE_PROGRESS) \
+            MPIDI_POLL_NM_PASS(vci);                                    \
     } while (0)
 
 /* Every other policy: the netmod when the arbiter says so, then shared

@@ -116,6 +116,18 @@ static inline int MPIDI_POLL_nm_due(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t 
     return 0;
 }
 
+/* A pass of the stock order on MPICH 4.1+, which decides by itself (shared
+ * memory first, the netmod only when shared memory made no progress): counted
+ * like a pass of the arbiter in which both channels were eligible. */
+static inline void MPIDI_POLL_count_pass(MPIDI_POLL_arbiter_t * a, int nm_polled)
+{
+    a->shm_polls++;
+    if (nm_polled)
+        a->nm_polls++;
+    else
+        a->nm_skipped++;
+}
+
 /* Messages a channel discovered (dispatched an incoming message for). */
 static inline void MPIDI_POLL_arrived(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_channel_t ch,
                                       unsigned n)

@@ -40,6 +40,12 @@ static void test_roundrobin(void)
 static void test_stock(void)
 {
     every_pass(MPIDI_POLL_POLICY_STOCK);
+    MPIDI_POLL_arbiter_t a;
+    init_ok(&a, MPIDI_POLL_POLICY_STOCK, 50, 10, 1000);
+    MPIDI_POLL_count_pass(&a, 1);
+    MPIDI_POLL_count_pass(&a, 0);
+    MPIDI_POLL_count_pass(&a, 0);
+    CHECK(a.shm_polls == 3 && a.nm_polls == 1 && a.nm_skipped == 2);
 }
 
 static void test_static_schedule(void)
