@@ -16,7 +16,6 @@
 /* 4.1+: progress functions report what they did through *made_progress, and
  * ch4's own pass polls shared memory first and skips the netmod once shared
  * memory (or an earlier VCI of the pass) made progress. */
-#define MMC_MPICH_41 1
 #define MMC_PROGRESS_OUT (&made_progress)
 #define MMC_PASS_MADE_PROGRESS made_progress
 #define MMC_STOCK_SHM_FIRST 1
@@ -40,7 +39,6 @@
 /* 4.0: the second argument of the progress functions is a "blocking" flag
  * (always 0 in ch4's pass), and ch4's pass polls the netmod, then shared
  * memory, every time. */
-#define MMC_MPICH_41 0
 #define MMC_PROGRESS_OUT 0
 #define MMC_PASS_MADE_PROGRESS 0
 #define MMC_STOCK_SHM_FIRST 0
