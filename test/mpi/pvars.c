@@ -109,10 +109,17 @@ static void check_phase(const char *phase, const char *policy, long static_ratio
             MMC_ERR("%s: static ratio %ld: %llu netmod polls for %llu shm polls\n", phase,
                     static_ratio, nm, shm);
     }
+    /* The ratio read at the end is not the proof: a wait of `history` netmod
+     * polls (a descheduled partner, common on a loaded machine) starts it
+     * again at 1 and the last round trips may not have earned it back.  Each
+     * window of shared-memory arrivals raises it to `history`, and each pass
+     * after that skips the netmod until such a wait, which itself skips
+     * (history - 1) x history polls: at least one skip per round trip after
+     * the first window, against none for round-robin. */
     if ((strcmp(policy, "dynamic") == 0 || strcmp(policy, "adaptive") == 0)) {
-        if (intra && b[RATIO] < 2)
-            MMC_ERR("%s: %s ratio stayed %llu after shared-memory traffic\n", phase, policy,
-                    b[RATIO]);
+        if (intra && skipped < ITERS / 2)
+            MMC_ERR("%s: %s skipped only %llu netmod polls in %d intra-node round trips\n",
+                    phase, policy, skipped, ITERS);
         if (!intra && b[RATIO] != 1)
             MMC_ERR("%s: %s ratio is %llu after netmod-only traffic\n", phase, policy, b[RATIO]);
     }
