@@ -31,6 +31,10 @@
 #define MMC_IPC_RECV_COMPLETE(rreq_) MPIDIG_REQUEST(rreq_, req->target_cmpl_cb) (rreq_)
 /* VCIs a message may name: the implicit ones and those reserved for explicit use */
 #define MMC_N_TOTAL_VCIS (MPIDI_global.n_total_vcis)
+/* VCIs MPI_Init is asked for, and whether the CVARs asking are in range */
+#define MMC_VCI_CVARS "MPIR_CVAR_CH4_NUM_VCIS + MPIR_CVAR_CH4_RESERVE_VCIS"
+#define MMC_VCIS_ASKED (MPIR_CVAR_CH4_NUM_VCIS + MPIR_CVAR_CH4_RESERVE_VCIS)
+#define MMC_VCI_CVARS_IN_RANGE (MPIR_CVAR_CH4_NUM_VCIS >= 1 && MPIR_CVAR_CH4_RESERVE_VCIS >= 0)
 #define MMC_TYPEREP_PACK(buf_, count_, type_, off_, out_, max_, actual_) \
     MPIR_Typerep_pack(buf_, count_, type_, off_, out_, max_, actual_, MPIR_TYPEREP_FLAG_NONE)
 
@@ -47,6 +51,10 @@
 #define MMC_PROGRESS_MADE(made_) ((void) (made_))
 #define MMC_PACK_BUFFER_SIZE MPIR_CVAR_CH4_AM_PACK_BUFFER_SIZE
 #define MMC_N_TOTAL_VCIS (MPIDI_global.n_vcis)
+/* 4.0 has no reserved VCIs and takes a count below 1 as 1 */
+#define MMC_VCI_CVARS "MPIR_CVAR_CH4_NUM_VCIS"
+#define MMC_VCIS_ASKED MPIR_CVAR_CH4_NUM_VCIS
+#define MMC_VCI_CVARS_IN_RANGE 1
 #define MMC_TYPEREP_PACK MPIR_Typerep_pack
 #define MMC_IPC_RECV_COMPLETE(rreq_)                                    \
     do {                                                                \
