@@ -1,0 +1,102 @@
+/*
+ * mpich-multichannel: the tuner's decisions (plain C, see tune_policy.h).
+ */
+#include "tune_policy.h"
+#include <stdlib.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+MMC_TUNE_cmp_t MMC_TUNE_compare(const double *a_time, const double *b_time, int rounds)
+{
+    double r[MMC_TUNE_MAX_ROUNDS];
+    MMC_TUNE_cmp_t c = { 1.0, 0.0, 0 };
+    for (int i = 0; i < rounds && c.rounds < MMC_TUNE_MAX_ROUNDS; i++)
+        if (a_time[i] > 0 && b_time[i] > 0)
+            r[c.rounds++] = a_time[i] / b_time[i];
+    if (c.rounds == 0)
+        return c;
+    qsort(r, c.rounds, sizeof(double), cmp_double);
+    c.ratio = c.rounds % 2 ? r[c.rounds / 2] : (r[c.rounds / 2 - 1] + r[c.rounds / 2]) / 2;
+    c.spread = (r[c.rounds - 1] - r[0]) / 2;
+    return c;
+}
+
+int MMC_TUNE_verdict(MMC_TUNE_cmp_t c)
+{
+    double noise = c.spread > MMC_TUNE_MIN_GAIN ? c.spread : MMC_TUNE_MIN_GAIN;
+    /* fewer than 3 rounds give no spread worth the name */
+    if (c.rounds < 3)
+        return 0;
+    if (c.ratio - 1 > noise)
+        return 1;
+    if (1 - c.ratio > noise)
+        return -1;
+    return 0;
+}
+
+int MMC_TUNE_bisect(int n, int (*holds) (int i, void *ctx), void *ctx)
+{
+    int lo = 0, hi = n;         /* the answer lies in [lo, hi] */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (holds(mid, ctx))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+int MMC_TUNE_grid(size_t lo, size_t hi, size_t * out, int max)
+{
+    int n = 0;
+    size_t s = 1;
+    while (s < lo)
+        s *= 2;
+    for (; s <= hi && n < max; s *= 2)
+        out[n++] = s;
+    return n;
+}
+
+size_t MMC_TUNE_threshold(size_t cross, int gain_at_cross, size_t dflt, size_t max)
+{
+    if (cross == 0)
+        return max;
+    if (cross > dflt)
+        return cross;
+    if (cross < dflt && gain_at_cross > 0)
+        return cross;
+    return dflt;
+}
+
+size_t MMC_TUNE_buffer_cap(size_t budget, int peers)
+{
+    if (peers < 1)
+        peers = 1;
+    return budget / ((size_t) peers * 2 * 2);
+}
+
+int MMC_TUNE_kernel_max_short(size_t kernel_max, double bits_per_s, double rtt_s,
+                              size_t * bdp_bytes)
+{
+    *bdp_bytes = (size_t) (bits_per_s / 8 * rtt_s);
+    return kernel_max < *bdp_bytes;
+}
+
+int MMC_TUNE_drift(double saved, double saved_spread, double now, double now_spread)
+{
+    double noise = saved_spread + now_spread;
+    if (noise < 0.10)
+        noise = 0.10;
+    if (saved <= 0 || now <= 0)
+        return 0;
+    if (now / saved - 1 > noise)
+        return 1;
+    if (1 - now / saved > noise)
+        return -1;
+    return 0;
+}
