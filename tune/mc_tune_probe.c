@@ -631,6 +631,14 @@ static void phase_policy(char *list)
     }
     int all[4] = { 0, 1, 2, -1 };
     int reps = 16, nr;
+    /* the stream sized to 5 slices under the first candidate */
+    cmd_t first = {.op = OP_POLICY,.arg = value[0],.reps = ratio[0] };
+    cmd_t trial = {.op = OP_MIXED,.reps = reps };
+    double start = now();
+    direct(first, all);
+    direct(trial, all);
+    reps = (int) (reps * 5 * slice / (now() - start));
+    reps = reps < 16 ? 16 : reps;
     for (nr = 0; nr < rounds && !partial; nr++) {
         for (int j = 0; j < np; j++) {
             if (now() > deadline) {
@@ -645,19 +653,14 @@ static void phase_policy(char *list)
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
             cmd_t mix = {.op = OP_MIXED,.reps = reps };
-            double start = now();
+            start = now();
             lat[idx][nr] = direct(mix, all);
             tot[idx][nr] = now() - start;
-            if (nr == 0 && j == 0) {    /* size the stream to 5 slices */
-                reps = (int) (reps * 5 * slice / tot[idx][nr]);
-                reps = reps < 16 ? 16 : reps;
-                nr = -1;
-                break;
-            }
         }
-        if (nr >= 0)
-            progress("policy", nr + 1, rounds);
+        progress("policy", nr + 1, rounds);
     }
+    if (partial && nr > 0)
+        nr--;                   /* the round the deadline cut short */
     int best = 0;
     double best_ratio = 1;
     for (int j = 0; j < np; j++) {
