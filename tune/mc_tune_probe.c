@@ -422,23 +422,10 @@ static int contest(contender_t * k, int nk, size_t n, int *reps)
     return r;
 }
 
-static double median_of(const double *v, int n)
-{
-    double tmp[MMC_TUNE_MAX_ROUNDS];
-    memcpy(tmp, v, sizeof(double) * n);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && tmp[j] < tmp[j - 1]; j--) {
-            double x = tmp[j];
-            tmp[j] = tmp[j - 1];
-            tmp[j - 1] = x;
-        }
-    return n == 0 ? 0 : n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
-
 /* relative half-range of a figure's rounds */
 static double spread_of(const double *v, int n)
 {
-    double lo = 1e300, hi = 0, m = median_of(v, n);
+    double lo = 1e300, hi = 0, m = MMC_TUNE_median(v, n);
     for (int i = 0; i < n; i++) {
         lo = v[i] < lo ? v[i] : lo;
         hi = v[i] > hi ? v[i] : hi;
@@ -454,7 +441,7 @@ static void report(const char *phase, contender_t * k, int nk, size_t n, int rep
     int o = snprintf(line, sizeof(line), "{\"kind\":\"point\",\"phase\":\"%s\",\"size\":%zu,"
                      "\"reps\":%d,\"rounds\":%d", phase, n, reps, nr);
     for (int j = 0; j < nk; j++) {
-        double m = median_of(t[j], nr) / reps / 2;
+        double m = MMC_TUNE_median(t[j], nr) / reps / 2;
         o += snprintf(line + o, sizeof(line) - o, ",\"%s\":{\"lat_us\":%.4f,\"mbps\":%.2f,"
                       "\"spread\":%.4f", k[j].name, fin(m * 1e6), m > 0 ? fin(n * 8 / m / 1e6) : 0,
                       fin(spread_of(t[j], nr)));
@@ -491,9 +478,9 @@ static void phase_link(const char *phase, const size_t * sizes, int ns, double f
         report(phase, k, 3, sizes[i], reps, nr);
         progress(phase, i + 1, ns);
         if (fig) {
-            fig[i][0] = median_of(t[0], nr) / reps / 2;
+            fig[i][0] = MMC_TUNE_median(t[0], nr) / reps / 2;
             fig[i][1] = spread_of(t[0], nr);
-            fig[i + ns][0] = median_of(t[1], nr) / reps / 2;
+            fig[i + ns][0] = MMC_TUNE_median(t[1], nr) / reps / 2;
             fig[i + ns][1] = spread_of(t[1], nr);
         }
     }
@@ -582,11 +569,11 @@ static void phase_net(const size_t * bufs, int nb)
     nr = contest(two, 2, buf_test, &reps);
     report("buffers", two, 2, buf_test, reps, nr);
     int v = MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr));
-    double bw = nr ? buf_test * 8 / (median_of(t[0], nr) / reps / 2) : 0;
+    double bw = nr ? buf_test * 8 / (MMC_TUNE_median(t[0], nr) / reps / 2) : 0;
     /* the round trip: 8 bytes on the autotuned connection */
     contender_t rt[1] = { kb[0] };
     nr = contest(rt, 1, 8, &reps);
-    double rtt = nr ? median_of(t[0], nr) / reps : 0;
+    double rtt = nr ? MMC_TUNE_median(t[0], nr) / reps : 0;
     size_t bdp;
     int short_max = MMC_TUNE_kernel_max_short(kernel_max, bw, rtt, &bdp);
     out("{\"kind\":\"choice\",\"phase\":\"buffers\",\"cvar\":\"MPIR_CVAR_CH4_TCP_SNDBUF_SIZE\","
@@ -669,8 +656,8 @@ static void phase_policy(char *list)
         out("{\"kind\":\"point\",\"phase\":\"policy\",\"policy\":\"%s\",\"ratio\":%d,"
             "\"intra_rt_us\":%.3f,\"intra_vs\":%.4f,\"intra_spread\":%.4f,\"stream_mbps\":%.1f,"
             "\"stream_vs\":%.4f,\"stream_spread\":%.4f,\"rounds\":%d}", names[j], ratio[j],
-            fin(median_of(lat[j], nr) * 1e6), fin(ci.ratio), fin(ci.spread),
-            fin((double) reps * STREAM_MSG * 8 / median_of(tot[j], nr) / 1e6), fin(cs.ratio),
+            fin(MMC_TUNE_median(lat[j], nr) * 1e6), fin(ci.ratio), fin(ci.spread),
+            fin((double) reps * STREAM_MSG * 8 / MMC_TUNE_median(tot[j], nr) / 1e6), fin(cs.ratio),
             fin(cs.spread), nr);
         if (j > 0 && MMC_TUNE_verdict(ci) > 0 && MMC_TUNE_verdict(cs) >= 0 &&
             ci.ratio > best_ratio) {

@@ -10,6 +10,21 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median_sorted(const double *r, int n)
+{
+    return n == 0 ? 0 : n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+}
+
+double MMC_TUNE_median(const double *v, int n)
+{
+    double tmp[MMC_TUNE_MAX_ROUNDS];
+    n = n < MMC_TUNE_MAX_ROUNDS ? n : MMC_TUNE_MAX_ROUNDS;
+    for (int i = 0; i < n; i++)
+        tmp[i] = v[i];
+    qsort(tmp, n, sizeof(double), cmp_double);
+    return median_sorted(tmp, n);
+}
+
 MMC_TUNE_cmp_t MMC_TUNE_compare(const double *a_time, const double *b_time, int rounds)
 {
     double r[MMC_TUNE_MAX_ROUNDS];
@@ -20,7 +35,7 @@ MMC_TUNE_cmp_t MMC_TUNE_compare(const double *a_time, const double *b_time, int 
     if (c.rounds == 0)
         return c;
     qsort(r, c.rounds, sizeof(double), cmp_double);
-    c.ratio = c.rounds % 2 ? r[c.rounds / 2] : (r[c.rounds / 2 - 1] + r[c.rounds / 2]) / 2;
+    c.ratio = median_sorted(r, c.rounds);
     c.spread = (r[c.rounds - 1] - r[0]) / 2;
     return c;
 }

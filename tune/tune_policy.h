@@ -21,6 +21,9 @@ typedef struct {
     int rounds;
 } MMC_TUNE_cmp_t;
 
+/* median of v[0..n) (0 when n is 0); v is left as it was */
+double MMC_TUNE_median(const double *v, int n);
+
 MMC_TUNE_cmp_t MMC_TUNE_compare(const double *a_time, const double *b_time, int rounds);
 
 /* +1: B is faster by more than both 1% and the spread; -1: slower by more

@@ -15,6 +15,9 @@ static void compare_median_and_spread(void)
     /* a round with no figure (stopped early) is left out */
     double b2[5] = { 0.8, 0, 0.8, 0.8, 0.8 };
     CHECK(MMC_TUNE_compare(a, b2, 5).rounds == 4);
+    double v[4] = { 3, 1, 4, 2 };
+    CHECK(MMC_TUNE_median(v, 4) == 2.5 && MMC_TUNE_median(v, 3) == 3 && v[0] == 3);
+    CHECK(MMC_TUNE_median(v, 0) == 0);
 }
 
 static void verdict_needs_both_one_percent_and_the_spread(void)
