@@ -37,18 +37,7 @@ static inline double bench_sum_smallest(double *v, int len, int n)
  * would choose; idle ranks sleep on the partner's core. */
 static inline void bench_pin(int rank)
 {
-    cpu_set_t all, one;
-    if (sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2)
-        return;
-    int want = rank == 0 ? 0 : 1;
-    CPU_ZERO(&one);
-    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (CPU_ISSET(cpu, &all) && seen++ == want) {
-            CPU_SET(cpu, &one);
-            break;
-        }
-    }
-    sched_setaffinity(0, sizeof(one), &one);
+    mmc_pin_cpu(rank == 0 ? 0 : 1);
 }
 
 /* MPI_Init, rank and size, and the rank pinned (bench_pin) */

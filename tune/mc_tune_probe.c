@@ -12,14 +12,16 @@
  *   mpich-mc-tune-probe PHASE [--deadline S] [--rounds N] [--ms MS] [--max BYTES]
  *                       [--default BYTES] [--cap BYTES] [--kernel-max BYTES]
  *                       [--policies P[:RATIO],...] [--cvar NAME=VALUE]...
+ *                       [--ceiling raw|memcpy]
  *                       [--saved NAME=MEDIAN:SPREAD]...
  *
- * PHASE: link (1 pair: MPI, raw TCP and memcpy by size, round trip),
- * eager (2 pairs: eager to 16 MiB, all rendezvous; raw TCP buffers in pair
- * 0's processes), cma (3 pairs: copy path, CMA, CMA split), policy (3 ranks:
+ * PHASE: link (1 pair: MPI, raw TCP and memcpy by size, round trip), net
+ * (2 pairs: eager to 16 MiB, all rendezvous; raw TCP buffers in pair 0's
+ * processes), cma (3 pairs: copy path, CMA, CMA split), policy (3 ranks:
  * 0 and 1 on one node, 2 on another; policies written through MPI_T), ab
- * (2 pairs: defaults, tuned; every size), cvars (reads every --cvar back
- * through MPI_T), check (link's figures against --saved ones).
+ * (2 pairs: defaults, tuned; raw TCP in pair 0's processes beside them,
+ * or memcpy with --ceiling memcpy; every size), cvars (the defaults, then every --cvar read back through
+ * MPI_T), check (link's figures against --saved ones).
  */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -35,6 +37,8 @@
 #include "mmc_mpi.h"
 #include "../bench/rawsock.h"
 #include "tune_policy.h"
+#include "tcp_policy.h"         /* what the thresholds' -1 resolves to */
+#include "cma_policy.h"
 
 enum { OP_STOP, OP_MPI, OP_RAW, OP_MEMCPY, OP_MIXED, OP_POLICY };
 enum { TAG_CMD = 7000, TAG_RES, TAG_DATA, TAG_SETUP, TAG_STREAM };
@@ -76,22 +80,6 @@ static void out(const char *fmt, ...)
 static double now(void)
 {
     return mmc_now_us() / 1e6;
-}
-
-/* even ranks on the first allowed CPU, odd ones on the second: the two
- * ranks of a pair never share a core */
-static void pin(void)
-{
-    cpu_set_t all, one;
-    if (sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2)
-        return;
-    CPU_ZERO(&one);
-    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, &all) && seen++ == rank % 2) {
-            CPU_SET(cpu, &one);
-            break;
-        }
-    sched_setaffinity(0, sizeof(one), &one);
 }
 
 static void grow(size_t n)
@@ -550,8 +538,9 @@ static int buffer_enough(int i, void *p)
 static void phase_net(const size_t * bufs, int nb)
 {
     contender_t k[2] = { mpi_pair("eager", 0), mpi_pair("rendezvous", 1) };
-    crossover("eager", "MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", k, 2, 0, 1, 64 << 10,
-              max_size < (16 << 20) ? max_size : 16 << 20, dflt, 16 << 20);
+    size_t top = max_size < MPIDI_TCP_EAGER_MAX ? max_size : MPIDI_TCP_EAGER_MAX;
+    crossover("eager", "MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", k, 2, 0, 1, 64 << 10, top, dflt,
+              MPIDI_TCP_EAGER_MAX);
 
     if (nb == 0)
         return;
@@ -673,29 +662,71 @@ static void phase_policy(char *list)
             ratio[best], partial);
 }
 
-/* ab: defaults (pair 0) against the tuned settings (pair 1), every size */
-static void phase_ab(const size_t * sizes, int ns)
+/* ab: defaults (pair 0) against the tuned settings (pair 1), every size,
+ * with a ceiling for both in pair 0's processes: raw TCP between them, or
+ * memcpy (one node) */
+static void phase_ab(const size_t * sizes, int ns, int raw_ceiling)
 {
-    contender_t k[2] = { mpi_pair("defaults", 0), mpi_pair("tuned", 1) };
-    int worst = 1, lost = 0;
-    for (int i = 0; i < ns; i++) {
-        int reps, nr = contest(k, 2, sizes[i], &reps);
+    contender_t k[3] = { mpi_pair("defaults", 0), mpi_pair("tuned", 1),
+        raw_ceiling ? raw_conn("ceiling", 0) : (contender_t) {"ceiling", {.op = OP_MEMCPY}, {0, -1}}
+    };
+    int worst = 1, lost = 0, i;
+    for (i = 0; i < ns; i++) {
+        int reps, nr = contest(k, 3, sizes[i], &reps);
         if (nr == 0)
             break;
-        report("ab", k, 2, sizes[i], reps, nr);
+        report("ab", k, 3, sizes[i], reps, nr);
         progress("ab", i + 1, ns);
         int v = MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr));
         worst = v < worst ? v : worst;
         lost += v < 0;
     }
-    out("{\"kind\":\"ab\",\"worst\":%d,\"sizes_lost\":%d,\"partial\":%d}", worst, lost, partial);
+    out("{\"kind\":\"ab\",\"worst\":%d,\"sizes_lost\":%d,\"sizes\":%d,\"partial\":%d}", worst,
+        lost, i, partial);
 }
 
-/* cvars: every NAME=VALUE read back through MPI_T */
+/* the settings a job of this MPICH gets when the tuner's are not given: the
+ * CVARs as MPI_T reads them here, and the built-in value where one reads -1 */
+static void defaults(void)
+{
+    int eager = mmc_cvar_int("MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", -1);
+    int p2p = mmc_cvar_int("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", -1);
+    int split = mmc_cvar_int("MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD", -1);
+    int policy = mmc_cvar_int("MPIR_CVAR_CH4_POLL_POLICY", -1), nitems = 0, v, idx;
+    int verb, bind, scope, nlen, dlen;
+    char name[256] = "", item[256], desc[4096];
+    MPI_Datatype dt;
+    MPI_T_enum et = MPI_T_ENUM_NULL;
+    nlen = sizeof(item), dlen = sizeof(desc);
+    if (MPI_T_cvar_get_index("MPIR_CVAR_CH4_POLL_POLICY", &idx) == MPI_SUCCESS &&
+        MPI_T_cvar_get_info(idx, item, &nlen, &verb, &dt, &et, desc, &dlen, &bind,
+                            &scope) == MPI_SUCCESS && et != MPI_T_ENUM_NULL) {
+        nlen = sizeof(item);
+        MPI_T_enum_get_info(et, &nitems, item, &nlen);
+    }
+    for (int i = 0; i < nitems; i++) {
+        nlen = sizeof(item);
+        if (MPI_T_enum_get_item(et, i, &v, item, &nlen) == MPI_SUCCESS && v == policy)
+            snprintf(name, sizeof(name), "%s", item);
+    }
+    out("{\"kind\":\"defaults\",\"values\":{\"MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE\":%d,"
+        "\"MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD\":%d,\"MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD\":%zu,"
+        "\"MPIR_CVAR_CH4_TCP_SNDBUF_SIZE\":%d,\"MPIR_CVAR_CH4_TCP_RCVBUF_SIZE\":%d,"
+        "\"MPIR_CVAR_CH4_POLL_POLICY\":\"%s\",\"MPIR_CVAR_CH4_POLL_STATIC_RATIO\":%d},"
+        "\"eager_max\":%d}",
+        eager < 0 ? MPIDI_TCP_EAGER_DEFAULT : eager, p2p < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT : p2p,
+        split < 0 ? MPIDI_CMA_SPLIT_DEFAULT : (size_t) split,
+        mmc_cvar_int("MPIR_CVAR_CH4_TCP_SNDBUF_SIZE", 0),
+        mmc_cvar_int("MPIR_CVAR_CH4_TCP_RCVBUF_SIZE", 0), name,
+        mmc_cvar_int("MPIR_CVAR_CH4_POLL_STATIC_RATIO", 50), MPIDI_TCP_EAGER_MAX);
+}
+
+/* cvars: the defaults, then every NAME=VALUE read back through MPI_T */
 static int phase_cvars(char **cv, int ncv)
 {
     int bad = 0, provided;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    defaults();
     for (int i = 0; i < ncv; i++) {
         char name[256], desc[4096], str[256];
         const char *want = strchr(cv[i], '=');
@@ -757,13 +788,13 @@ int main(int argc, char **argv)
 {
     const char *phase = argc > 1 ? argv[1] : "";
     char *policies = NULL, *cv[32], *saved[8];
-    int ncv = 0, nsaved = 0, rc = 0;
+    int ncv = 0, nsaved = 0, rc = 0, raw_ceiling = 1;
     double budget = 60;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    pin();
+    mmc_pin_cpu(rank % 2);      /* the two ranks of a pair never share a core */
     for (int i = 2; i + 1 < argc; i += 2) {
         const char *o = argv[i], *v = argv[i + 1];
         if (!strcmp(o, "--deadline"))
@@ -782,6 +813,8 @@ int main(int argc, char **argv)
             kernel_max = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--buf-test"))
             buf_test = strtoull(v, NULL, 10);
+        else if (!strcmp(o, "--ceiling"))
+            raw_ceiling = !strcmp(v, "raw");
         else if (!strcmp(o, "--policies"))
             policies = argv[i + 1];
         else if (!strcmp(o, "--cvar") && ncv < 32)
@@ -806,7 +839,8 @@ int main(int argc, char **argv)
     int nb = 0;
     if (!strcmp(phase, "net"))
         nb = MMC_TUNE_grid(64 << 10, cap < kernel_max ? cap : kernel_max, bufs, MAX_CONNS - 1);
-    if (!strcmp(phase, "link") || !strcmp(phase, "check") || nb > 0)
+    if (!strcmp(phase, "link") || !strcmp(phase, "check") || (!strcmp(phase, "ab") && raw_ceiling)
+        || nb > 0)
         conns[nconns++] = raw_pair(0, 1, 0);
     for (int i = 0; i < nb; i++)
         conns[nconns++] = raw_pair(0, 1, (int) bufs[i]);
@@ -826,7 +860,7 @@ int main(int argc, char **argv)
         else if (!strcmp(phase, "policy") && policies)
             phase_policy(policies);
         else if (!strcmp(phase, "ab"))
-            phase_ab(grid, ns);
+            phase_ab(grid, ns, raw_ceiling);
         else if (!strcmp(phase, "cvars"))
             rc = phase_cvars(cv, ncv) != 0;
         else if (!strcmp(phase, "check"))

@@ -10,9 +10,27 @@
 #define MMC_MPI_H_INCLUDED
 
 #include <mpi.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Binds the calling process to the which-th CPU it may run on (counting
+ * from 0); nothing when it may run on fewer than two. */
+static inline void mmc_pin_cpu(int which)
+{
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2)
+        return;
+    CPU_ZERO(&one);
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &all) && seen++ == which) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    }
+    sched_setaffinity(0, sizeof(one), &one);
+}
 
 /* CLOCK_MONOTONIC is one clock for every process of the machine, network
  * namespaces included, so simulated hosts can compare timestamps. */
