@@ -14,7 +14,8 @@
 
 /* B against A over interleaved rounds: ratio = A's time / B's time per round
  * (above 1: B is faster); median of those ratios and their spread (half
- * their range: the tuner changes a setting only where the gain exceeds it). */
+ * their range, from 5 rounds on without the highest and the lowest: the
+ * tuner changes a setting only where the gain exceeds it). */
 typedef struct {
     double ratio;
     double spread;
@@ -23,6 +24,10 @@ typedef struct {
 
 /* median of v[0..n) (0 when n is 0); v is left as it was */
 double MMC_TUNE_median(const double *v, int n);
+
+/* half the range of v[0..n), from 5 values on without the highest and the
+ * lowest (0 when n is 0) */
+double MMC_TUNE_spread(const double *v, int n);
 
 MMC_TUNE_cmp_t MMC_TUNE_compare(const double *a_time, const double *b_time, int rounds);
 
