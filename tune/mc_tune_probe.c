@@ -9,7 +9,8 @@
  * measuring pair uses the CPUs.  Rank 0 also decides (tune_policy.c) and
  * prints one JSON object per line, prefixed "MMC-TUNE ", for the driver.
  *
- *   mpich-mc-tune-probe PHASE [--deadline S] [--rounds N] [--ms MS] [--max BYTES]
+ *   mpich-mc-tune-probe PHASE [--deadline S] [--rounds N] [--ms MS] [--min BYTES]
+ *                       [--max BYTES]
  *                       [--default BYTES] [--cap BYTES] [--kernel-max BYTES]
  *                       [--policies P[:RATIO],...] [--cvar NAME=VALUE]...
  *                       [--ceiling raw|memcpy]
@@ -20,8 +21,9 @@
  * processes), cma (3 pairs: copy path, CMA, CMA split), policy (3 ranks:
  * 0 and 1 on one node, 2 on another; policies written through MPI_T), ab
  * (2 pairs: defaults, tuned; raw TCP in pair 0's processes beside them,
- * or memcpy with --ceiling memcpy; every size), cvars (the defaults, then every --cvar read back through
- * MPI_T), check (link's figures against --saved ones).
+ * or memcpy with --ceiling memcpy; every size from --min), cvars (the
+ * defaults, then every --cvar read back through MPI_T), check (link's
+ * figures against --saved ones).
  */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -454,7 +456,7 @@ static void progress(const char *stage, int done, int of)
 
 /* ---------------------------------------------------------------- phases */
 
-static size_t max_size = 64 << 20, dflt, cap, kernel_max, buf_test = 4 << 20;
+static size_t min_size = 1, max_size = 64 << 20, dflt, cap, kernel_max, buf_test = 4 << 20;
 
 /* link (and check): MPI, raw TCP and memcpy, every size of the grid */
 static void phase_link(const char *phase, const size_t * sizes, int ns, double fig[][2])
@@ -704,23 +706,9 @@ static void defaults(void)
     int eager = mmc_cvar_int("MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", -1);
     int p2p = mmc_cvar_int("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", -1);
     int split = mmc_cvar_int("MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD", -1);
-    int policy = mmc_cvar_int("MPIR_CVAR_CH4_POLL_POLICY", -1), nitems = 0, v, idx;
-    int verb, bind, scope, nlen, dlen;
-    char name[256] = "", item[256], desc[4096];
-    MPI_Datatype dt;
-    MPI_T_enum et = MPI_T_ENUM_NULL;
-    nlen = sizeof(item), dlen = sizeof(desc);
-    if (MPI_T_cvar_get_index("MPIR_CVAR_CH4_POLL_POLICY", &idx) == MPI_SUCCESS &&
-        MPI_T_cvar_get_info(idx, item, &nlen, &verb, &dt, &et, desc, &dlen, &bind,
-                            &scope) == MPI_SUCCESS && et != MPI_T_ENUM_NULL) {
-        nlen = sizeof(item);
-        MPI_T_enum_get_info(et, &nitems, item, &nlen);
-    }
-    for (int i = 0; i < nitems; i++) {
-        nlen = sizeof(item);
-        if (MPI_T_enum_get_item(et, i, &v, item, &nlen) == MPI_SUCCESS && v == policy)
-            snprintf(name, sizeof(name), "%s", item);
-    }
+    char policy[256] = "";
+    mmc_cvar_enum_walk("MPIR_CVAR_CH4_POLL_POLICY", NULL,
+                       mmc_cvar_int("MPIR_CVAR_CH4_POLL_POLICY", -1), policy, sizeof(policy));
     out("{\"kind\":\"defaults\",\"values\":{\"MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE\":%d,"
         "\"MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD\":%d,\"MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD\":%zu,"
         "\"MPIR_CVAR_CH4_TCP_SNDBUF_SIZE\":%d,\"MPIR_CVAR_CH4_TCP_RCVBUF_SIZE\":%d,"
@@ -729,7 +717,7 @@ static void defaults(void)
         eager < 0 ? MPIDI_TCP_EAGER_DEFAULT : eager, p2p < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT : p2p,
         split < 0 ? MPIDI_CMA_SPLIT_DEFAULT : (size_t) split,
         mmc_cvar_int("MPIR_CVAR_CH4_TCP_SNDBUF_SIZE", 0),
-        mmc_cvar_int("MPIR_CVAR_CH4_TCP_RCVBUF_SIZE", 0), name,
+        mmc_cvar_int("MPIR_CVAR_CH4_TCP_RCVBUF_SIZE", 0), policy,
         mmc_cvar_int("MPIR_CVAR_CH4_POLL_STATIC_RATIO", 50), MPIDI_TCP_EAGER_MAX);
 }
 
@@ -815,6 +803,8 @@ int main(int argc, char **argv)
             rounds = atoi(v);
         else if (!strcmp(o, "--ms"))
             slice = atof(v) / 1e3;
+        else if (!strcmp(o, "--min"))
+            min_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--max"))
             max_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--default"))
@@ -862,7 +852,7 @@ int main(int argc, char **argv)
         serve();
     } else {
         size_t grid[MAX_SIZES];
-        int ns = MMC_TUNE_grid(1, max_size, grid, MAX_SIZES);
+        int ns = MMC_TUNE_grid(min_size, max_size, grid, MAX_SIZES);
         if (!strcmp(phase, "link"))
             phase_link("link", grid, ns, NULL);
         else if (!strcmp(phase, "net"))

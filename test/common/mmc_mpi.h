@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -123,10 +124,13 @@ static inline int mmc_cvar_write(const char *name, int value)
     return rc;
 }
 
-/* The value of item `item` of an enum CVAR (-1: no such CVAR or item). */
-static inline int mmc_cvar_enum(const char *name, const char *item)
+/* The items of an enum CVAR: with `item`, the value of the item so named;
+ * without (NULL), the name of the item whose value is `value`, copied into
+ * out[0..len).  -1: no such CVAR, enum or item. */
+static inline int mmc_cvar_enum_walk(const char *name, const char *item, int value, char *out,
+                                     int len)
 {
-    int idx, verb, bind, scope, nlen, dlen, nitems, value, provided;
+    int idx, verb, bind, scope, nlen, dlen, nitems, v, provided;
     char str[256], desc[4096];
     MPI_Datatype dt;
     MPI_T_enum et;
@@ -140,11 +144,21 @@ static inline int mmc_cvar_enum(const char *name, const char *item)
     MPI_T_enum_get_info(et, &nitems, str, &nlen);
     for (int i = 0; i < nitems; i++) {
         nlen = sizeof(str);
-        if (MPI_T_enum_get_item(et, i, &value, str, &nlen) == MPI_SUCCESS &&
-            strcmp(str, item) == 0)
-            return value;
+        if (MPI_T_enum_get_item(et, i, &v, str, &nlen) != MPI_SUCCESS)
+            continue;
+        if (item ? strcmp(str, item) == 0 : v == value) {
+            if (!item)
+                snprintf(out, len, "%s", str);
+            return v;
+        }
     }
     return -1;
+}
+
+/* The value of item `item` of an enum CVAR (-1: no such CVAR or item). */
+static inline int mmc_cvar_enum(const char *name, const char *item)
+{
+    return mmc_cvar_enum_walk(name, item, 0, NULL, 0);
 }
 
 /* A counter pvar's value through MPI_T (-1 when this MPI has no such pvar);
