@@ -10,7 +10,7 @@
  * prints one JSON object per line, prefixed "MMC-TUNE ", for the driver.
  *
  *   mpich-mc-tune-probe PHASE [--deadline S] [--rounds N] [--ms MS] [--min BYTES]
- *                       [--max BYTES]
+ *                       [--max BYTES] [--same-below BYTES]
  *                       [--default BYTES] [--cap BYTES] [--kernel-max BYTES]
  *                       [--policies P[:RATIO],...] [--cvar NAME=VALUE]...
  *                       [--ceiling raw|memcpy]
@@ -456,7 +456,8 @@ static void progress(const char *stage, int done, int of)
 
 /* ---------------------------------------------------------------- phases */
 
-static size_t min_size = 1, max_size = 64 << 20, dflt, cap, kernel_max, buf_test = 4 << 20;
+static size_t min_size = 1, max_size = 64 << 20, same_below;
+static size_t dflt, cap, kernel_max, buf_test = 4 << 20;
 
 /* link (and check): MPI, raw TCP and memcpy, every size of the grid */
 static void phase_link(const char *phase, const size_t * sizes, int ns, double fig[][2])
@@ -643,7 +644,6 @@ static void phase_policy(char *list)
     if (partial && nr > 0)
         nr--;                   /* the round the deadline cut short */
     int best = 0;
-    double best_ratio = 1;
     for (int j = 0; j < np; j++) {
         MMC_TUNE_cmp_t ci = MMC_TUNE_compare(lat[0], lat[j], nr);
         MMC_TUNE_cmp_t cs = MMC_TUNE_compare(tot[0], tot[j], nr);
@@ -653,11 +653,13 @@ static void phase_policy(char *list)
             fin(MMC_TUNE_median(lat[j], nr) * 1e6), fin(ci.ratio), fin(ci.spread),
             fin((double) reps * STREAM_MSG * 8 / MMC_TUNE_median(tot[j], nr) / 1e6), fin(cs.ratio),
             fin(cs.spread), nr);
+        /* of the candidates that beat the default, the first in the list,
+         * unless a later one beats it in turn: several policies win by
+         * about as much, and taking the largest ratio among them would
+         * pick one by chance from run to run */
         if (j > 0 && MMC_TUNE_verdict(ci) > 0 && MMC_TUNE_verdict(cs) >= 0 &&
-            ci.ratio > best_ratio) {
+            (best == 0 || MMC_TUNE_verdict(MMC_TUNE_compare(lat[best], lat[j], nr)) > 0))
             best = j;
-            best_ratio = ci.ratio;
-        }
     }
     out("{\"kind\":\"choice\",\"phase\":\"policy\",\"cvar\":\"MPIR_CVAR_CH4_POLL_POLICY\","
         "\"value\":\"%s\",\"default\":\"%s\",\"partial\":%d}", names[best], names[0], partial);
@@ -669,7 +671,9 @@ static void phase_policy(char *list)
 
 /* ab: defaults (pair 0) against the tuned settings (pair 1), every size,
  * with a ceiling for both in pair 0's processes: raw TCP between them, or
- * memcpy (one node) */
+ * memcpy (one node).  Below --same-below both settings send the same way
+ * (below every threshold they change): measured ("ab-same"), but a
+ * difference there is the two pairs', not the settings', and does not count. */
 static void phase_ab(const size_t * sizes, int ns, int raw_ceiling)
 {
     contender_t k[3] = { mpi_pair("defaults", 0), mpi_pair("tuned", 1),
@@ -680,8 +684,9 @@ static void phase_ab(const size_t * sizes, int ns, int raw_ceiling)
         int reps, nr = contest(k, 3, sizes[i], &reps);
         if (nr == 0)
             break;
-        report("ab", k, 3, sizes[i], reps, nr);
-        int v = MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr));
+        int same = sizes[i] < same_below;
+        report(same ? "ab-same" : "ab", k, 3, sizes[i], reps, nr);
+        int v = same ? 0 : MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr));
         if (v < 0) {
             /* a loss counts when a second contest at the size confirms it:
              * over dozens of sizes, one contest alone loses somewhere by chance */
@@ -805,6 +810,8 @@ int main(int argc, char **argv)
             slice = atof(v) / 1e3;
         else if (!strcmp(o, "--min"))
             min_size = strtoull(v, NULL, 10);
+        else if (!strcmp(o, "--same-below"))
+            same_below = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--max"))
             max_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--default"))

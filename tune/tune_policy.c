@@ -34,10 +34,11 @@ double MMC_TUNE_spread(const double *v, int n)
     for (int i = 0; i < n; i++)
         tmp[i] = v[i];
     qsort(tmp, n, sizeof(double), cmp_double);
-    /* from 5 rounds on, one outlier each way is left out: on a long link a
-     * single round that met a loss or a queue set a spread of 30% and hid a
-     * 14% rendezvous loss (doc/tuning.md) */
-    int cut = n >= 5;
+    /* one round in 5 each way is left out: on a long link a single round
+     * that met a loss or a queue set a spread of 30% and hid a 14%
+     * rendezvous loss; with one each way of 15 rounds, the spread of the
+     * mixed load grew with the rounds (doc/tuning.md) */
+    int cut = n / 5;
     return (tmp[n - 1 - cut] - tmp[cut]) / 2;
 }
 

@@ -14,8 +14,8 @@
 
 /* B against A over interleaved rounds: ratio = A's time / B's time per round
  * (above 1: B is faster); median of those ratios and their spread (half
- * their range, from 5 rounds on without the highest and the lowest: the
- * tuner changes a setting only where the gain exceeds it). */
+ * their range without the highest and the lowest n / 5: the tuner changes
+ * a setting only where the gain exceeds it). */
 typedef struct {
     double ratio;
     double spread;
@@ -25,7 +25,7 @@ typedef struct {
 /* median of v[0..n) (0 when n is 0); v is left as it was */
 double MMC_TUNE_median(const double *v, int n);
 
-/* half the range of v[0..n), from 5 values on without the highest and the
+/* half the range of v[0..n) without the n / 5 highest and the n / 5
  * lowest (0 when n is 0) */
 double MMC_TUNE_spread(const double *v, int n);
 
