@@ -672,8 +672,9 @@ static void phase_policy(char *list)
 /* ab: defaults (pair 0) against the tuned settings (pair 1), every size,
  * with a ceiling for both in pair 0's processes: raw TCP between them, or
  * memcpy (one node).  Below --same-below both settings send the same way
- * (below every threshold they change): measured ("ab-same"), but a
- * difference there is the two pairs', not the settings', and does not count. */
+ * (the driver finds the size from their thresholds): measured ("ab-same"),
+ * but a difference there is the two pairs', not the settings', and does not
+ * count. */
 static void phase_ab(const size_t * sizes, int ns, int raw_ceiling)
 {
     contender_t k[3] = { mpi_pair("defaults", 0), mpi_pair("tuned", 1),
