@@ -118,14 +118,17 @@ int MPIDI_TCP_unexp_matched(MPIR_Request * rreq)
     return deliver_held(rreq);
 }
 
-/* An eager message larger than MPICH's pack buffers, sent without RTS: offered
- * to MPIDIG as transport rendezvous, so that an unexpected one is held by us
- * (exact size) and only a matched one gets MPIDIG's receive buffer. */
+/* An eager message whose payload is still on its way, sent without RTS:
+ * offered to MPIDIG as transport rendezvous, so that an unexpected one is
+ * held by us (exact size) and only a matched one gets MPIDIG's receive
+ * buffer.  Larger than MPICH's pack buffers, MPIDIG could not hold it; at
+ * any size, MPIDIG would keep it "busy" until its last byte, and a receive
+ * posted meanwhile is lost on 4.2.1 (handle_unexp_cmpl dereferences the
+ * NULL match of a non-enqueued receive: MPICH's many_isend crashed). */
 static int held_candidate(const MPIDI_TCP_hdr_t * h, const void *am_hdr)
 {
     return h->handler_id == MPIDIG_SEND &&
-        !(((const MPIDIG_hdr_t *) am_hdr)->flags & MPIDIG_AM_SEND_FLAGS_RTS) &&
-        h->payload_sz > (uint64_t) MMC_PACK_BUFFER_SIZE;
+        !(((const MPIDIG_hdr_t *) am_hdr)->flags & MPIDIG_AM_SEND_FLAGS_RTS);
 }
 
 /* am_hdr: the MPIDIG header, aligned (it holds pointers) and verified */
