@@ -11,7 +11,8 @@
  *
  *   mpich-mc-tune-probe PHASE [--deadline S] [--rounds N] [--ms MS] [--min BYTES]
  *                       [--max BYTES] [--same-below BYTES]
- *                       [--default BYTES] [--cap BYTES] [--kernel-max BYTES]
+ *                       [--default BYTES] [--default-split BYTES]
+ *                       [--cap BYTES] [--kernel-max BYTES]
  *                       [--policies P[:RATIO],...] [--cvar NAME=VALUE]...
  *                       [--ceiling raw|memcpy]
  *                       [--saved NAME=MEDIAN:SPREAD]...
@@ -457,7 +458,7 @@ static void progress(const char *stage, int done, int of)
 /* ---------------------------------------------------------------- phases */
 
 static size_t min_size = 1, max_size = 64 << 20, same_below;
-static size_t dflt, cap, kernel_max, buf_test = 4 << 20;
+static size_t dflt, dflt_split, cap, kernel_max, buf_test = 4 << 20;
 
 /* link (and check): MPI, raw TCP and memcpy, every size of the grid */
 static void phase_link(const char *phase, const size_t * sizes, int ns, double fig[][2])
@@ -483,6 +484,8 @@ static void phase_link(const char *phase, const size_t * sizes, int ns, double f
 typedef struct {
     contender_t *k;
     int nk, a, b;               /* compare k[b] against k[a] */
+    int b_above;                /* ... k[b_above] instead from size `above` (0: never) */
+    size_t above;
     const size_t *grid;
     const char *phase;
     int verdict[MAX_SIZES];
@@ -497,18 +500,21 @@ static int not_losing(int i, void *p)
     if (nr == 0)
         return 1;               /* no time left: no evidence for a change */
     report(x->phase, x->k, x->nk, x->grid[i], reps, nr);
-    MMC_TUNE_cmp_t c = MMC_TUNE_compare(t[x->a], t[x->b], nr);
+    int b = x->above && x->grid[i] >= x->above ? x->b_above : x->b;
+    MMC_TUNE_cmp_t c = MMC_TUNE_compare(t[x->a], t[b], nr);
     x->verdict[i] = MMC_TUNE_verdict(c);
     progress(x->phase, ++x->done, x->of);
     return x->verdict[i] >= 0;
 }
 
-/* the crossover of k[b] against k[a] on grid, and the threshold it gives */
-static void crossover(const char *phase, const char *cvar, contender_t * k, int nk, int a,
-                      int b, size_t lo, size_t hi, size_t dflt_value, size_t never)
+/* the crossover of k[b] (from size `above` on, when not 0: k[b_above])
+ * against k[a] on grid; returns the threshold it gives */
+static size_t crossover(const char *phase, const char *cvar, contender_t * k, int nk, int a,
+                        int b, int b_above, size_t above, size_t lo, size_t hi,
+                        size_t dflt_value, size_t never)
 {
     size_t grid[MAX_SIZES];
-    bisect_ctx_t x = { k, nk, a, b, grid, phase, {0}, 0, 1 };
+    bisect_ctx_t x = { k, nk, a, b, b_above, above, grid, phase, {0}, 0, 1 };
     int n = MMC_TUNE_grid(lo, hi, grid, MAX_SIZES);
     while ((1 << x.of) <= n)
         x.of++;
@@ -519,6 +525,7 @@ static void crossover(const char *phase, const char *cvar, contender_t * k, int 
         v = never;
     out("{\"kind\":\"choice\",\"phase\":\"%s\",\"cvar\":\"%s\",\"value\":%zu,\"default\":%zu,"
         "\"crossover\":%zu,\"partial\":%d}", phase, cvar, v, dflt_value, cross, partial);
+    return v;
 }
 
 typedef struct {
@@ -545,8 +552,8 @@ static void phase_net(const size_t * bufs, int nb)
 {
     contender_t k[2] = { mpi_pair("eager", 0), mpi_pair("rendezvous", 1) };
     size_t top = max_size < MPIDI_TCP_EAGER_MAX ? max_size : MPIDI_TCP_EAGER_MAX;
-    crossover("eager", "MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", k, 2, 0, 1, 64 << 10, top, dflt,
-              MPIDI_TCP_EAGER_MAX);
+    crossover("eager", "MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", k, 2, 0, 1, 1, 0, 64 << 10, top,
+              dflt, MPIDI_TCP_EAGER_MAX);
 
     if (nb == 0)
         return;
@@ -580,15 +587,18 @@ static void phase_net(const size_t * bufs, int nb)
         short_max, cap);
 }
 
-/* cma: pair 0 the copy path, pair 1 CMA, pair 2 CMA split, on one node */
+/* cma: pair 0 the copy path, pair 1 CMA, pair 2 CMA split, on one node.
+ * The split first (CMA split against CMA), then the threshold: the copy
+ * path against CMA as it will be sent, split from the split's threshold on
+ * (CMA alone against the copy path missed where only the split wins). */
 static void phase_cma(void)
 {
     contender_t k[3] = { mpi_pair("copy", 0), mpi_pair("cma", 1), mpi_pair("split", 2) };
-    crossover("cma", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", k, 3, 0, 1, 16 << 10, max_size,
-              dflt, max_size);
     contender_t ks[2] = { k[1], k[2] };
-    crossover("split", "MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD", ks, 2, 0, 1, 64 << 10,
-              max_size, dflt, 0);
+    size_t split = crossover("split", "MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD", ks, 2, 0, 1, 1, 0,
+                             64 << 10, max_size, dflt_split, 0);
+    crossover("cma", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", k, 3, 0, 1, 2, split, 16 << 10,
+              max_size, dflt, max_size);
 }
 
 /* policy: each candidate written through MPI_T on ranks 0-2, then the mixed
@@ -817,6 +827,8 @@ int main(int argc, char **argv)
             max_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--default"))
             dflt = strtoull(v, NULL, 10);
+        else if (!strcmp(o, "--default-split"))
+            dflt_split = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--cap"))
             cap = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--kernel-max"))
