@@ -5,8 +5,13 @@
  *
  *   nfq-delay QUEUE_NUM DELAY_MS
  *
- * Packets are queued with metadata only (no payload copy), so the daemon
- * keeps up with a gigabit link; the queue holds up to 1 << 20 packets.
+ * Packets are queued with metadata only (no payload copy) and whole, as the
+ * sender's TCP segmentation offload built them (NFQA_CFG_F_GSO: without it
+ * the kernel splits each into MTU packets in software first, one queue
+ * message each), so the daemon keeps up with a gigabit link on a core it
+ * shares with busy-polling ranks; the queue holds up to 1 << 20 packets.
+ * Each is released at its due time to the microsecond (ppoll), not in
+ * millisecond bursts.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -72,18 +77,22 @@ int main(int argc, char **argv)
         perror("nfq_create_queue");
         return 1;
     }
+    if (nfq_set_queue_flags(q, NFQA_CFG_F_GSO, NFQA_CFG_F_GSO) < 0)
+        perror("nfq-delay: NFQA_CFG_F_GSO (packets are segmented before queueing)");
     nfq_set_queue_maxlen(q, RING);
     nfnl_rcvbufsiz(nfq_nfnlh(h), 64 << 20);
     int fd = nfq_fd(h);
     char buf[65536];
     for (;;) {
-        int wait_ms = -1;
+        struct timespec wait = { 0, 0 }, *until = NULL;
         if (tail != head) {
             double d = due[head % RING] - now();
-            wait_ms = d > 0 ? (int) (d * 1e3) : 0;
+            if (d > 0)
+                wait = (struct timespec) {(time_t) d, (long) ((d - (time_t) d) * 1e9)};
+            until = &wait;
         }
         struct pollfd p = {.fd = fd, .events = POLLIN };
-        if (poll(&p, 1, wait_ms) > 0) {
+        if (ppoll(&p, 1, until, NULL) > 0) {
             for (;;) {
                 ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
                 if (n <= 0)
