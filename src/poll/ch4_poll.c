@@ -213,7 +213,7 @@ static void my_place(MPIDI_POLL_place_t * p)
 }
 
 /* Whether this rank's machine runs more ranks of the job than CPUs they may
- * use: one PMI allgather of every rank's place (only under auto). */
+ * use: one PMI allgather of every rank's place. */
 static int machine_oversubscribed(int *over, unsigned *ranks, unsigned *cpus)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -250,10 +250,11 @@ int MPIDI_POLL_init(void)
                                       MPIR_CVAR_CH4_POLL_MAX_RATIO);
     MPIDI_POLL_cvar_policy = MPIR_CVAR_CH4_POLL_POLICY;
     MPIDI_POLL_cvar_static_ratio = MPIR_CVAR_CH4_POLL_STATIC_RATIO;
-    if (!err && MPIR_CVAR_CH4_POLL_YIELD_AFTER == -1) {
-        mpi_errno = machine_oversubscribed(&over, &ranks, &cpus);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
+    /* every rank joins the allgather whatever its own CVARs say: it is
+     * collective, and an MPMD job may give its ranks different values (a
+     * rank that left it out failed MPI_Init of the others, PMI_KVS_Get) */
+    mpi_errno = machine_oversubscribed(&over, &ranks, &cpus);
+    MPIR_ERR_CHECK(mpi_errno);
     if (!err)
         err = MPIDI_POLL_set_yield(&MPIDI_POLL_global, MPIR_CVAR_CH4_POLL_YIELD_AFTER, over);
     if (err) {
