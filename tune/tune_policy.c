@@ -93,14 +93,16 @@ int MMC_TUNE_grid(size_t lo, size_t hi, size_t * out, int max)
     return n;
 }
 
-size_t MMC_TUNE_threshold(size_t cross, int gain_at_cross, size_t dflt, size_t max)
+size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int cross, size_t dflt,
+                          size_t never)
 {
-    if (cross == 0)
-        return max;
-    if (cross > dflt)
-        return cross;
-    if (cross < dflt && gain_at_cross > 0)
-        return cross;
+    if (cross >= n)
+        return never;
+    if (grid[cross] > dflt)
+        return grid[cross];
+    for (int i = cross; i < n && grid[i] < dflt; i++)
+        if (verdict[i] > 0)
+            return grid[i];
     return dflt;
 }
 

@@ -85,16 +85,24 @@ static void grid_is_powers_of_two(void)
 
 static void threshold_moves_only_on_evidence(void)
 {
-    size_t d = 2 << 20, max = 16 << 20;
-    /* the switch loses everywhere measured: as high as allowed */
-    CHECK(MMC_TUNE_threshold(0, 0, d, max) == max);
+    size_t g[32], d = 2 << 20, never = 16 << 20;
+    int n = MMC_TUNE_grid(65536, 16 << 20, g, 32);      /* 64 KiB (0) .. 2 MiB (5) .. 16 MiB (8) */
+    int v[32] = { 0 };
+    /* the switch loses everywhere measured */
+    CHECK(MMC_TUNE_threshold(g, v, n, n, d, never) == never);
     /* it loses up to 8 MiB: raise to there */
-    CHECK(MMC_TUNE_threshold(8 << 20, 0, d, max) == (size_t) 8 << 20);
-    /* it stops losing at 256 KiB but gains nothing there: keep the default */
-    CHECK(MMC_TUNE_threshold(256 << 10, 0, d, max) == d);
-    /* it wins beyond noise from 256 KiB: lower */
-    CHECK(MMC_TUNE_threshold(256 << 10, 1, d, max) == (size_t) 256 << 10);
-    CHECK(MMC_TUNE_threshold(d, 1, d, max) == d);
+    CHECK(MMC_TUNE_threshold(g, v, n, 7, d, never) == (size_t) 8 << 20);
+    /* it stops losing at 256 KiB but wins nowhere below the default: keep it */
+    v[6] = 1;                   /* (a win at 4 MiB, above the default, moves nothing down) */
+    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == d);
+    /* a win at 1 MiB, a tie at 256 KiB: lower to 1 MiB */
+    v[4] = 1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == (size_t) 1 << 20);
+    /* it wins beyond noise from 256 KiB: lower to there */
+    v[2] = 1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == (size_t) 256 << 10);
+    /* the crossover at the default */
+    CHECK(MMC_TUNE_threshold(g, v, n, 5, d, never) == d);
 }
 
 static void buffers_within_budget_and_kernel_max(void)
