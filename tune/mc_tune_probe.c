@@ -55,6 +55,7 @@ typedef struct {
 #define MAX_CONNS 12
 #define MAX_SIZES 40
 #define MAX_POLICIES 8
+#define CONFIRM 3               /* contests that decide a move down (crossover()) */
 
 static int rank, nprocs, rounds = 5, partial;
 static double deadline, slice = 0.02;
@@ -489,8 +490,10 @@ typedef struct {
     const size_t *grid;
     const char *phase;
     int verdict[MAX_SIZES];
-    char measured[MAX_SIZES];
-    int done, of;               /* points measured, at most floor(log2 n) + 1 */
+    int pooling;                /* the confirming contests: their rounds pooled by size */
+    int pooled[MAX_SIZES];
+    double pool[MAX_SIZES][2][MMC_TUNE_MAX_ROUNDS];     /* a's and b's times */
+    int done, of;               /* contests so far, and the number expected */
 } bisect_ctx_t;
 
 /* holds at grid point i: k[b] does not lose to k[a] beyond the noise */
@@ -504,7 +507,10 @@ static int not_losing(int i, void *p)
     int b = x->above && x->grid[i] >= x->above ? x->b_above : x->b;
     MMC_TUNE_cmp_t c = MMC_TUNE_compare(t[x->a], t[b], nr);
     x->verdict[i] = MMC_TUNE_verdict(c);
-    x->measured[i] = 1;
+    for (int r = 0; x->pooling && r < nr && x->pooled[i] < MMC_TUNE_MAX_ROUNDS; r++, x->pooled[i]++) {
+        x->pool[i][0][x->pooled[i]] = t[x->a][r];
+        x->pool[i][1][x->pooled[i]] = t[b][r];
+    }
     ++x->done;
     progress(x->phase, x->done, x->done > x->of ? x->done : x->of);
     return x->verdict[i] >= 0;
@@ -517,25 +523,46 @@ static size_t crossover(const char *phase, const char *cvar, contender_t * k, in
                         size_t dflt_value, size_t never)
 {
     size_t grid[MAX_SIZES];
-    bisect_ctx_t x = { k, nk, a, b, b_above, above, grid, phase, {0}, {0}, 0, 1 };
+    bisect_ctx_t x = { k, nk, a, b, b_above, above, grid, phase, {0}, 0, {0}, {{{0}}}, 0, 1 };
     int n = MMC_TUNE_grid(lo, hi, grid, MAX_SIZES);
     while ((1 << x.of) <= n)
         x.of++;
     int i = MMC_TUNE_bisect(n, not_losing, &x);
-    /* moving down takes a win: the sizes from the crossover up to the
-     * default that the bisection skipped, smallest first, until one wins
-     * (a tie at the crossover alone kept the default in 3 of 5 runs whose
-     * next size measured won 1.3-1.5 times) */
-    for (int j = i; j < n && grid[j] < dflt_value; j++) {
-        if (!x.measured[j])
-            not_losing(j, &x);
-        if (x.verdict[j] > 0)
-            break;
+    /* Moving down takes a win over CONFIRM more contests at each size from
+     * the one below the crossover to the default, their rounds pooled (the
+     * bisection's own contests left out).  The passes go over the sizes in
+     * turn, so a size's contests meet the machine in different states: on
+     * this VM, contests of one size in one job gave split CMA 0.76-1.24 of
+     * the copy path, each with a spread of 0.01-0.03, and the first contest
+     * of the cma step won 4-20% more than the later ones at its size
+     * (doc/tuning.md). */
+    int from = i > 0 ? i - 1 : 0, upto = 0;
+    while (upto < n && grid[upto] < dflt_value)
+        upto++;
+    if (i >= upto)
+        from = upto = i;        /* nothing to move down to */
+    else {
+        x.of = x.done + (upto - from) * CONFIRM;
+        x.pooling = 1;
+        for (int pass = 0; pass < CONFIRM; pass++)
+            for (int j = from; j < upto; j++)
+                not_losing(j, &x);
+    }
+    char pooled[MAX_SIZES * 96];
+    int o = 0;
+    pooled[0] = 0;
+    for (int j = from; j < upto; j++) {
+        MMC_TUNE_cmp_t c = MMC_TUNE_compare(x.pool[j][0], x.pool[j][1], x.pooled[j]);
+        x.verdict[j] = MMC_TUNE_verdict(c);
+        o += snprintf(pooled + o, sizeof(pooled) - o, "%s{\"size\":%zu,\"rounds\":%d,"
+                      "\"ratio\":%.4f,\"spread\":%.4f,\"verdict\":%d}", o ? "," : "", grid[j],
+                      c.rounds, fin(c.ratio), fin(c.spread), x.verdict[j]);
     }
     size_t cross = i < n ? grid[i] : 0;
-    size_t v = MMC_TUNE_threshold(grid, x.verdict, n, i, dflt_value, never);
+    size_t v = MMC_TUNE_threshold(grid, x.verdict, n, from, dflt_value, never);
     out("{\"kind\":\"choice\",\"phase\":\"%s\",\"cvar\":\"%s\",\"value\":%zu,\"default\":%zu,"
-        "\"crossover\":%zu,\"partial\":%d}", phase, cvar, v, dflt_value, cross, partial);
+        "\"crossover\":%zu,\"pooled\":[%s],\"partial\":%d}", phase, cvar, v, dflt_value, cross,
+        pooled, partial);
     return v;
 }
 

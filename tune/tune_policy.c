@@ -100,10 +100,16 @@ size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int cr
         return never;
     if (grid[cross] > dflt)
         return grid[cross];
-    for (int i = cross; i < n && grid[i] < dflt; i++)
-        if (verdict[i] > 0)
-            return grid[i];
-    return dflt;
+    /* a loss between a win and the default voids the win: the contender
+     * would send the sizes between them */
+    int low = -1;
+    for (int i = cross; i < n && grid[i] < dflt; i++) {
+        if (verdict[i] < 0)
+            low = -1;
+        else if (verdict[i] > 0 && low < 0)
+            low = i;
+    }
+    return low < 0 ? dflt : grid[low];
 }
 
 size_t MMC_TUNE_buffer_cap(size_t budget, int peers)

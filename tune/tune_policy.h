@@ -50,8 +50,8 @@ int MMC_TUNE_grid(size_t lo, size_t hi, size_t * out, int max);
  * verdict[i] its verdict at each size measured, 0 where none.  The default
  * stays unless the measurement justifies moving: upwards to the crossover
  * when it loses beyond noise at the default, downwards to the smallest size
- * from the crossover on at which it wins beyond noise.  Returns the value
- * to write. */
+ * from the crossover on at which it wins beyond noise and from which it
+ * loses nowhere below the default.  Returns the value to write. */
 size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int cross, size_t dflt,
                           size_t never);
 

@@ -101,6 +101,12 @@ static void threshold_moves_only_on_evidence(void)
     /* it wins beyond noise from 256 KiB: lower to there */
     v[2] = 1;
     CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == (size_t) 256 << 10);
+    /* a loss at 512 KiB voids the win below it: lower to 1 MiB only */
+    v[3] = -1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == (size_t) 1 << 20);
+    /* a loss just below the default voids every win: keep it */
+    v[4] = -1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == d);
     /* the crossover at the default */
     CHECK(MMC_TUNE_threshold(g, v, n, 5, d, never) == d);
 }
