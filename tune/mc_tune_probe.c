@@ -55,7 +55,7 @@ typedef struct {
 #define MAX_CONNS 12
 #define MAX_SIZES 40
 #define MAX_POLICIES 8
-#define CONFIRM 3               /* contests that decide a move down (crossover()) */
+#define CONFIRM 3               /* contests that decide a threshold's move (crossover()) */
 
 static int rank, nprocs, rounds = 5, partial;
 static double deadline, slice = 0.02;
@@ -528,30 +528,30 @@ static size_t crossover(const char *phase, const char *cvar, contender_t * k, in
     while ((1 << x.of) <= n)
         x.of++;
     int i = MMC_TUNE_bisect(n, not_losing, &x);
-    /* Moving down takes a win over CONFIRM more contests at each size from
-     * the one below the crossover to the default, their rounds pooled (the
-     * bisection's own contests left out).  The passes go over the sizes in
-     * turn, so a size's contests meet the machine in different states: on
-     * this VM, contests of one size in one job gave split CMA 0.76-1.24 of
-     * the copy path, each with a spread of 0.01-0.03, and the first contest
-     * of the cma step won 4-20% more than the later ones at its size
-     * (doc/tuning.md). */
-    int from = i > 0 ? i - 1 : 0, upto = 0;
-    while (upto < n && grid[upto] < dflt_value)
-        upto++;
-    if (i >= upto)
-        from = upto = i;        /* nothing to move down to */
-    else {
-        x.of = x.done + (upto - from) * CONFIRM;
-        x.pooling = 1;
-        for (int pass = 0; pass < CONFIRM; pass++)
-            for (int j = from; j < upto; j++)
-                not_losing(j, &x);
-    }
+    /* The move is decided by CONFIRM more contests at each size between
+     * the crossover and the default, and one beyond each, their rounds
+     * pooled (the bisection's own contests left out).  The passes go over
+     * the sizes in turn, so a size's contests meet the machine in different
+     * states: on this VM, contests of one size in one job gave split CMA
+     * 0.76-1.24 of the copy path, each with a spread of 0.01-0.03, and the
+     * first contest of the cma step won 4-20% more than the later ones at
+     * its size; the bisection's single contests put the eager limit at
+     * 4-16 MiB in 5 runs (doc/tuning.md). */
+    int d = 0;
+    while (d < n && grid[d] < dflt_value)
+        d++;
+    int from = (i < d ? i : d) - 1, to = (i > d ? i : d) + 1;
+    from = from < 0 ? 0 : from;
+    to = to > n ? n : to;
+    x.of = x.done + (to - from) * CONFIRM;
+    x.pooling = 1;
+    for (int pass = 0; pass < CONFIRM; pass++)
+        for (int j = from; j < to; j++)
+            not_losing(j, &x);
     char pooled[MAX_SIZES * 96];
     int o = 0;
     pooled[0] = 0;
-    for (int j = from; j < upto; j++) {
+    for (int j = from; j < to; j++) {
         MMC_TUNE_cmp_t c = MMC_TUNE_compare(x.pool[j][0], x.pool[j][1], x.pooled[j]);
         x.verdict[j] = MMC_TUNE_verdict(c);
         o += snprintf(pooled + o, sizeof(pooled) - o, "%s{\"size\":%zu,\"rounds\":%d,"
@@ -559,7 +559,7 @@ static size_t crossover(const char *phase, const char *cvar, contender_t * k, in
                       c.rounds, fin(c.ratio), fin(c.spread), x.verdict[j]);
     }
     size_t cross = i < n ? grid[i] : 0;
-    size_t v = MMC_TUNE_threshold(grid, x.verdict, n, from, dflt_value, never);
+    size_t v = MMC_TUNE_threshold(grid, x.verdict, n, from, to, dflt_value, never);
     out("{\"kind\":\"choice\",\"phase\":\"%s\",\"cvar\":\"%s\",\"value\":%zu,\"default\":%zu,"
         "\"crossover\":%zu,\"pooled\":[%s],\"partial\":%d}", phase, cvar, v, dflt_value, cross,
         pooled, partial);

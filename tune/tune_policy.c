@@ -93,23 +93,33 @@ int MMC_TUNE_grid(size_t lo, size_t hi, size_t * out, int max)
     return n;
 }
 
-size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int cross, size_t dflt,
-                          size_t never)
+size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int from, int to,
+                          size_t dflt, size_t never)
 {
-    if (cross >= n)
-        return never;
-    if (grid[cross] > dflt)
-        return grid[cross];
-    /* a loss between a win and the default voids the win: the contender
-     * would send the sizes between them */
-    int low = -1;
-    for (int i = cross; i < n && grid[i] < dflt; i++) {
+    int d = 0, last_loss = -1, low = -1, win = 0;
+    while (d < n && grid[d] < dflt)
+        d++;
+    /* up, past the last size from the default on at which it loses */
+    for (int i = from > d ? from : d; i < to; i++)
         if (verdict[i] < 0)
+            last_loss = i;
+    if (last_loss >= 0)
+        return last_loss + 1 < n ? grid[last_loss + 1] : never;
+    /* down to where it stops losing, if it wins somewhere from there to the
+     * default: where it ties, the measurement cannot place the threshold,
+     * and where it stops losing is the sharp edge of the curve
+     * (doc/tuning.md) */
+    for (int i = from; i < to && i < d; i++) {
+        if (verdict[i] < 0) {
             low = -1;
-        else if (verdict[i] > 0 && low < 0)
-            low = i;
+            win = 0;
+        } else {
+            if (low < 0)
+                low = i;
+            win |= verdict[i] > 0;
+        }
     }
-    return low < 0 ? dflt : grid[low];
+    return low >= 0 && win ? grid[low] : dflt;
 }
 
 size_t MMC_TUNE_buffer_cap(size_t budget, int peers)

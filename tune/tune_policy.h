@@ -44,16 +44,16 @@ int MMC_TUNE_bisect(int n, int (*holds) (int i, void *ctx), void *ctx);
  * how many, at most max. */
 int MMC_TUNE_grid(size_t lo, size_t hi, size_t * out, int max);
 
-/* A threshold from a bisection on grid[0..n): cross is the first index at
- * which the contender the threshold switches to (rendezvous, CMA, the split)
- * stops losing (n: it loses at every size measured, which gives `never`);
- * verdict[i] its verdict at each size measured, 0 where none.  The default
- * stays unless the measurement justifies moving: upwards to the crossover
- * when it loses beyond noise at the default, downwards to the smallest size
- * from the crossover on at which it wins beyond noise and from which it
- * loses nowhere below the default.  Returns the value to write. */
-size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int cross, size_t dflt,
-                          size_t never);
+/* A threshold from verdicts on grid[from..to) (the sizes around the
+ * crossover, from the contests that decide it) of the contender the
+ * threshold switches to (rendezvous, CMA, the split): +1 it wins beyond
+ * noise, -1 it loses, 0 neither.  The default stays unless the verdicts
+ * justify moving: up, past the last size from the default on at which it
+ * loses (to `never` when that is the grid's last); down, when it wins at
+ * some size below the default, to the smallest size from which it loses
+ * nowhere below the default.  Returns the value to write. */
+size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int from, int to,
+                          size_t dflt, size_t never);
 
 /* Socket buffers: the memory they may take, buffers x peers x 2 (send and
  * receive; Linux doubles what is asked: counted too) must stay within budget. */

@@ -88,27 +88,43 @@ static void threshold_moves_only_on_evidence(void)
     size_t g[32], d = 2 << 20, never = 16 << 20;
     int n = MMC_TUNE_grid(65536, 16 << 20, g, 32);      /* 64 KiB (0) .. 2 MiB (5) .. 16 MiB (8) */
     int v[32] = { 0 };
-    /* the switch loses everywhere measured */
-    CHECK(MMC_TUNE_threshold(g, v, n, n, d, never) == never);
-    /* it loses up to 8 MiB: raise to there */
-    CHECK(MMC_TUNE_threshold(g, v, n, 7, d, never) == (size_t) 8 << 20);
-    /* it stops losing at 256 KiB but wins nowhere below the default: keep it */
-    v[6] = 1;                   /* (a win at 4 MiB, above the default, moves nothing down) */
-    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == d);
-    /* a win at 1 MiB, a tie at 256 KiB: lower to 1 MiB */
-    v[4] = 1;
-    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == (size_t) 1 << 20);
-    /* it wins beyond noise from 256 KiB: lower to there */
-    v[2] = 1;
-    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == (size_t) 256 << 10);
-    /* a loss at 512 KiB voids the win below it: lower to 1 MiB only */
-    v[3] = -1;
-    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == (size_t) 1 << 20);
-    /* a loss just below the default voids every win: keep it */
+    /* ties everywhere: no reason to move */
+    CHECK(MMC_TUNE_threshold(g, v, n, 0, n, d, never) == d);
+    /* it loses everywhere from the default on: never */
+    v[5] = v[6] = v[7] = v[8] = -1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 4, n, d, never) == never);
+    /* it loses up to 4 MiB: raise to 8 MiB (a loss below the default does not count) */
+    v[7] = v[8] = 0;
     v[4] = -1;
-    CHECK(MMC_TUNE_threshold(g, v, n, 2, d, never) == d);
-    /* the crossover at the default */
-    CHECK(MMC_TUNE_threshold(g, v, n, 5, d, never) == d);
+    CHECK(MMC_TUNE_threshold(g, v, n, 4, n, d, never) == (size_t) 8 << 20);
+    /* only the confirmed range counts: a loss at 16 MiB outside it moves nothing */
+    v[4] = v[5] = v[6] = 0;
+    v[8] = -1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 1, 8, d, never) == d);
+    /* the last size confirmed loses: the next one, unconfirmed */
+    v[8] = 0;
+    v[6] = -1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 4, 7, d, never) == (size_t) 8 << 20);
+    v[6] = 0;
+    /* a win at 1 MiB, ties from 256 KiB: down to where it stops losing */
+    v[1] = -1;
+    v[4] = 1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 1, 6, d, never) == (size_t) 256 << 10);
+    /* the same verdicts, confirmed only from 512 KiB */
+    CHECK(MMC_TUNE_threshold(g, v, n, 3, 6, d, never) == (size_t) 512 << 10);
+    /* a loss at 512 KiB: from 1 MiB on it loses nowhere */
+    v[3] = -1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 1, 6, d, never) == (size_t) 1 << 20);
+    /* a win at 256 KiB does not outweigh the loss above it */
+    v[2] = 1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 1, 6, d, never) == (size_t) 1 << 20);
+    /* a loss just below the default: no size from which it never loses */
+    v[4] = -1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 1, 6, d, never) == d);
+    /* a win above the default moves nothing down */
+    v[2] = v[3] = v[4] = 0;
+    v[6] = 1;
+    CHECK(MMC_TUNE_threshold(g, v, n, 1, 7, d, never) == d);
 }
 
 static void buffers_within_budget_and_kernel_max(void)
