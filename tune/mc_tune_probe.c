@@ -516,6 +516,11 @@ static int not_losing(int i, void *p)
     return x->verdict[i] >= 0;
 }
 
+static MMC_TUNE_cmp_t pooled_cmp(const bisect_ctx_t * x, int j)
+{
+    return MMC_TUNE_compare(x->pool[j][0], x->pool[j][1], x->pooled[j]);
+}
+
 /* the crossover of k[b] (from size `above` on, when not 0: k[b_above])
  * against k[a] on grid; returns the threshold it gives */
 static size_t crossover(const char *phase, const char *cvar, contender_t * k, int nk, int a,
@@ -548,11 +553,23 @@ static size_t crossover(const char *phase, const char *cvar, contender_t * k, in
     for (int pass = 0; pass < CONFIRM; pass++)
         for (int j = from; j < to; j++)
             not_losing(j, &x);
+    /* the edge between losing and not losing is bracketed by the pooled
+     * verdicts, not by the bisection's: while the smallest size measured
+     * does not lose, or the largest loses, the next one beyond is measured
+     * too (a single contest that lost just below the crossover left the
+     * CMA threshold at 1 MiB in a run whose pooled contests won there) */
+    while (!partial && ((from > 0 && MMC_TUNE_verdict(pooled_cmp(&x, from)) >= 0) ||
+                        (to < n && MMC_TUNE_verdict(pooled_cmp(&x, to - 1)) < 0))) {
+        int j = from > 0 && MMC_TUNE_verdict(pooled_cmp(&x, from)) >= 0 ? --from : to++;
+        x.of += CONFIRM;
+        for (int pass = 0; pass < CONFIRM; pass++)
+            not_losing(j, &x);
+    }
     char pooled[MAX_SIZES * 96];
     int o = 0;
     pooled[0] = 0;
     for (int j = from; j < to; j++) {
-        MMC_TUNE_cmp_t c = MMC_TUNE_compare(x.pool[j][0], x.pool[j][1], x.pooled[j]);
+        MMC_TUNE_cmp_t c = pooled_cmp(&x, j);
         x.verdict[j] = MMC_TUNE_verdict(c);
         o += snprintf(pooled + o, sizeof(pooled) - o, "%s{\"size\":%zu,\"rounds\":%d,"
                       "\"ratio\":%.4f,\"spread\":%.4f,\"verdict\":%d}", o ? "," : "", grid[j],
