@@ -558,9 +558,14 @@ static size_t crossover(const char *phase, const char *cvar, contender_t * k, in
      * does not lose, or the largest loses, the next one beyond is measured
      * too (a single contest that lost just below the crossover left the
      * CMA threshold at 1 MiB in a run whose pooled contests won there) */
-    while (!partial && ((from > 0 && MMC_TUNE_verdict(pooled_cmp(&x, from)) >= 0) ||
-                        (to < n && MMC_TUNE_verdict(pooled_cmp(&x, to - 1)) < 0))) {
-        int j = from > 0 && MMC_TUNE_verdict(pooled_cmp(&x, from)) >= 0 ? --from : to++;
+    while (!partial) {
+        int j;
+        if (from > 0 && MMC_TUNE_verdict(pooled_cmp(&x, from)) >= 0)
+            j = --from;
+        else if (to < n && MMC_TUNE_verdict(pooled_cmp(&x, to - 1)) < 0)
+            j = to++;
+        else
+            break;
         x.of += CONFIRM;
         for (int pass = 0; pass < CONFIRM; pass++)
             not_losing(j, &x);
