@@ -271,7 +271,7 @@ int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn)
     MPIDI_TCP_conn_t *c;
 
     if (rank < 0 || rank >= MPIDI_TCP_global.size) {
-        MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
+        MPIR_ERR_SET(mpi_errno, MPI_ERR_UNSUPPORTED_OPERATION, "**tcp_nodynamic");
         return mpi_errno;
     }
     if (MPIDI_TCP_global.dead_err[rank])

@@ -1,8 +1,8 @@
 /*
  * mpich-multichannel: ch4:tcp entries that need nothing of the netmod:
  * communicator, window, datatype and op hooks, and windows, partitioned
- * communication and memory through MPIDIG's generic code.  Process ids are
- * the published addresses; dynamic processes are not supported.
+ * communication and memory through MPIDIG's generic code; dynamic
+ * processes are not supported yet.
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
@@ -55,68 +55,36 @@ int MPIDI_TCP_mpi_comm_free_hook(MPIR_Comm * comm)
     return MPI_SUCCESS;
 }
 
-/* A rank's upid is its listening address. */
-int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
+/* Dynamic processes (doc/tcp.md): MPICH reaches ch4:tcp for them only
+ * through these four entries (MPI_Open_port, MPI_Comm_spawn and
+ * MPI_Comm_join ask for get_local_upids first), and each answers with an
+ * error the user's handler sees, never an assertion. */
+static int no_dynamic_processes(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    int n = comm->local_size;
-    int *sizes = MPL_malloc(n * sizeof(int), MPL_MEM_ADDRESS);
-    char *upids = MPL_malloc(n * sizeof(MPIDI_TCP_bc_t), MPL_MEM_ADDRESS);
-
-    MPIR_ERR_CHKANDJUMP(!sizes || !upids, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    for (int i = 0; i < n; i++) {
-        int avtid = 0, lpid = 0;
-        MPIDIU_comm_rank_to_pid_local(comm, i, &lpid, &avtid);
-        MPIR_ERR_CHKANDJUMP(avtid != 0, mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
-        sizes[i] = sizeof(MPIDI_TCP_bc_t);
-        memcpy(upids + i * sizeof(MPIDI_TCP_bc_t), MPIDI_TCP_ADDR(lpid),
-               sizeof(MPIDI_TCP_bc_t));
-    }
-    *local_upid_size = sizes;
-    *local_upids = upids;
-
-  fn_exit:
+    MPIR_ERR_SET(mpi_errno, MPI_ERR_UNSUPPORTED_OPERATION, "**tcp_nodynamic");
     return mpi_errno;
-  fn_fail:
-    MPL_free(sizes);
-    MPL_free(upids);
-    goto fn_exit;
+}
+
+int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
+{
+    return no_dynamic_processes();
 }
 
 int MPIDI_TCP_upids_to_gpids(int size, int *remote_upid_size, char *remote_upids,
                              uint64_t * remote_gpids)
 {
-    int mpi_errno = MPI_SUCCESS;
-    const char *u = remote_upids;
-
-    for (int i = 0; i < size; u += remote_upid_size[i], i++) {
-        int found = -1;
-        for (int r = 0; r < MPIDI_TCP_global.size && found < 0; r++)
-            if (remote_upid_size[i] == sizeof(MPIDI_TCP_bc_t) &&
-                memcmp(u, MPIDI_TCP_ADDR(r), sizeof(MPIDI_TCP_bc_t)) == 0)
-                found = r;
-        MPIR_ERR_CHKANDJUMP(found < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
-        remote_gpids[i] = MPIDIU_GPID_CREATE(0, found);
-    }
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    return no_dynamic_processes();
 }
 
 int MPIDI_TCP_dynamic_send(uint64_t remote_gpid, int tag, const void *buf, int size, int timeout)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
-    return mpi_errno;
+    return no_dynamic_processes();
 }
 
 int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
 {
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**tcp_nodynamic");
-    return mpi_errno;
+    return no_dynamic_processes();
 }
 
 int MPIDI_TCP_mpi_win_create_hook(MPIR_Win * win)
