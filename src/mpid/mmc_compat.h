@@ -37,6 +37,9 @@
 #define MMC_VCI_CVARS_IN_RANGE (MPIR_CVAR_CH4_NUM_VCIS >= 1 && MPIR_CVAR_CH4_RESERVE_VCIS >= 0)
 #define MMC_TYPEREP_PACK(buf_, count_, type_, off_, out_, max_, actual_) \
     MPIR_Typerep_pack(buf_, count_, type_, off_, out_, max_, actual_, MPIR_TYPEREP_FLAG_NONE)
+/* a posix eager receive transaction's VCIs (4.0: "vsi") */
+#define MMC_EAGER_SRC_VCI src_vci
+#define MMC_EAGER_DST_VCI dst_vci
 
 #else /* 4.0.x */
 
@@ -56,6 +59,8 @@
 #define MMC_VCIS_ASKED MPIR_CVAR_CH4_NUM_VCIS
 #define MMC_VCI_CVARS_IN_RANGE 1
 #define MMC_TYPEREP_PACK MPIR_Typerep_pack
+#define MMC_EAGER_SRC_VCI src_vsi
+#define MMC_EAGER_DST_VCI dst_vsi
 #define MMC_IPC_RECV_COMPLETE(rreq_)                                    \
     do {                                                                \
         MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(rreq_, datatype)); \

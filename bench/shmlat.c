@@ -1,0 +1,167 @@
+/*
+ * Intra-node latency and message rate of two ranks, MPI-neutral (built with
+ * each MPI's own mpicc by bench/run-shm-bench), each rank pinned to its own
+ * CPU (rank r to the r-th CPU it may use):
+ *
+ *   shmlat [lat SIZE,SIZE,...] [rate W]
+ *     lat    ping-pong per size: one line size=N lat_us=L (round trip / 2,
+ *            the best of 5 trials of about 20 ms each)
+ *     rate   message rate, as osu_mbw_mr: rank 0 sends windows of W 8-byte
+ *            MPI_Isend, rank 1 posts W MPI_Irecv and answers each window
+ *            with 4 bytes; one line window=W msgs_per_s=R (best of 5 trials
+ *            of about 50 ms)
+ *
+ * The first and last message of every trial are checked byte by byte (and
+ * every message's length); a wrong one aborts with exit status 1.
+ */
+#include "mmc_mpi.h"
+
+#define TRIALS 5
+#define MAXW 256
+
+static int rank;
+
+static unsigned char pat(size_t size, int i, size_t k)
+{
+    return (unsigned char) (size * 7 + (size_t) i * 13 + k * 3 + 1);
+}
+
+static void fill(unsigned char *b, size_t size, int i)
+{
+    for (size_t k = 0; k < size; k++)
+        b[k] = pat(size, i, k);
+}
+
+static void check(const unsigned char *b, size_t size, int i, MPI_Status * st)
+{
+    int count;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    int bad = (size_t) count != size;
+    for (size_t k = 0; !bad && k < size; k++)
+        bad = b[k] != pat(size, i, k);
+    if (bad) {
+        fprintf(stderr, "shmlat: rank %d: message %d of %zu bytes is wrong\n", rank, i, size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+/* n round trips of size bytes; the seconds they took */
+static double pingpong(unsigned char *sbuf, unsigned char *rbuf, size_t size, int n)
+{
+    MPI_Status st;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        int edge = i == 0 || i == n - 1;
+        if (edge)
+            fill(sbuf, size, i);
+        if (rank == 0) {
+            MPI_Send(sbuf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &st);
+        } else {
+            MPI_Recv(rbuf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st);
+            MPI_Send(sbuf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+        if (edge)
+            check(rbuf, size, i, &st);
+    }
+    return MPI_Wtime() - t0;
+}
+
+static void lat(size_t size)
+{
+    unsigned char *sbuf = malloc(size + 1), *rbuf = malloc(size + 1);
+    memset(sbuf, 0, size + 1);
+    memset(rbuf, 0, size + 1);
+    /* how many round trips make about 20 ms, from a short run */
+    int n = 10;
+    double t = pingpong(sbuf, rbuf, size, n);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    n = (int) (0.02 / (t / n + 1e-9));
+    n = n < 4 ? 4 : n > 200000 ? 200000 : n;
+    double best = 1e30;
+    for (int k = 0; k < TRIALS; k++) {
+        t = pingpong(sbuf, rbuf, size, n);
+        if (t < best)
+            best = t;
+    }
+    if (rank == 0)
+        printf("size=%zu lat_us=%.4f\n", size, best / n / 2 * 1e6);
+    free(sbuf);
+    free(rbuf);
+}
+
+static double rate_trial(int w, int windows)
+{
+    unsigned char s[MAXW][8], r[MAXW][8], ack[4] = { 1, 2, 3, 4 };
+    MPI_Request req[MAXW];
+    MPI_Status st[MAXW];
+    double t0 = MPI_Wtime();
+    for (int k = 0; k < windows; k++) {
+        int edge = k == 0 || k == windows - 1;
+        if (rank == 0) {
+            for (int i = 0; i < w; i++) {
+                if (edge)
+                    fill(s[i], 8, i);
+                MPI_Isend(s[i], 8, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req[i]);
+            }
+            MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
+            MPI_Recv(ack, 4, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            for (int i = 0; i < w; i++)
+                MPI_Irecv(r[i], 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[i]);
+            MPI_Waitall(w, req, st);
+            if (edge)
+                for (int i = 0; i < w; i++)
+                    check(r[i], 8, i, &st[i]);
+            MPI_Send(ack, 4, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+        }
+    }
+    return MPI_Wtime() - t0;
+}
+
+static void rate(int w)
+{
+    int windows = 20;
+    double t = rate_trial(w, windows);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    windows = (int) (0.05 / (t / windows + 1e-9));
+    windows = windows < 4 ? 4 : windows;
+    double best = 1e30;
+    for (int k = 0; k < TRIALS; k++) {
+        t = rate_trial(w, windows);
+        if (t < best)
+            best = t;
+    }
+    if (rank == 0)
+        printf("window=%d msgs_per_s=%.0f\n", w, (double) w * windows / best);
+}
+
+int main(int argc, char **argv)
+{
+    int size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2 || argc < 3 || argc % 2 == 0) {
+        if (rank == 0)
+            fprintf(stderr, "usage: shmlat [lat SIZE,SIZE,...] [rate W] (2 ranks)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    mmc_pin_cpu(rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int a = 1; a + 1 < argc; a += 2) {
+        if (strcmp(argv[a], "rate") == 0) {
+            int w = atoi(argv[a + 1]);
+            rate(w < 1 ? 1 : w > MAXW ? MAXW : w);
+            continue;
+        }
+        for (char *p = argv[a + 1]; *p;) {
+            lat(strtoull(p, &p, 10));
+            if (*p == ',')
+                p++;
+        }
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,222 @@
+/*
+ * mpich-multichannel: fast boxes in front of MPICH's posix eager queue
+ * (iqueue).  The overlay calls these from iqueue's own send, receive and
+ * commit (src/shm/fbox/overlay.hooks); the box protocol is fbox_ring.h, the
+ * design doc/shm.md.
+ *
+ * A small message to a local peer goes into the box this rank claimed in the
+ * peer's inbox; what does not fit (too large, the box full, no box left at
+ * the peer) goes through iqueue as before.  MPI's order per pair holds across
+ * the two: a sender uses its box only once the receiver has taken every
+ * message it sent through iqueue (the receiver counts them into the box's
+ * iq_seen), and a receiver that takes an iqueue message from a sender whose
+ * box still holds older messages delivers those first (the iqueue message
+ * waits in `stash`).
+ */
+#ifndef FBOX_POST_H_INCLUDED
+#define FBOX_POST_H_INCLUDED
+
+#include "fbox_ring.h"
+#include "mmc_compat.h"
+
+/* box messages in a row before iqueue is looked at first once */
+#define MPIDI_FBOX_STREAK 16
+
+typedef struct {
+    int on;                     /* this node's ranks have inboxes */
+    int sending;                /* this rank sends through boxes (its own CVARs) */
+    MPIDI_FBOX_config_t cfg;    /* the node's layout; max_msg is this rank's */
+    void *region;
+    int me;                     /* local rank */
+    MPIDI_FBOX_inbox_t *inbox;  /* this rank's */
+    MPIDI_FBOX_tx_t *tx;        /* [num_local]: the box this rank claimed at each peer */
+    MPIDI_FBOX_rx_t *rx;        /* [max_peers]: the boxes of this rank's inbox found */
+    int nrx;
+    int next;                   /* the box looked at first */
+    int streak;
+    int *rx_of;                 /* [num_local]: index in rx of a sender's box, or -1 */
+    uint64_t *iq_taken;         /* [num_local]: iqueue messages taken from each sender */
+    int stashed;
+    MPIDI_POSIX_eager_recv_transaction_t stash;
+    /* MPI_T performance variables (category CH4_FASTBOX) */
+    unsigned long long msgs, bytes, full, large, nobox, order;
+} MPIDI_FBOX_global_t;
+
+extern MPIDI_FBOX_global_t MPIDI_FBOX_global;
+
+int MPIDI_FBOX_init(void);
+int MPIDI_FBOX_finalize(void);
+/* boxes claimed in this rank's inbox since it last looked */
+void MPIDI_FBOX_found(void);
+
+/* Sends a whole message through the peer's box; 0 leaves it to iqueue. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_send(int grank, MPIDI_POSIX_am_header_t * msg_hdr,
+                                             const void *am_hdr, MPI_Aint am_hdr_sz,
+                                             const void *buf, MPI_Aint count,
+                                             MPI_Datatype datatype, MPI_Aint * bytes_sent)
+{
+    MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
+
+    /* a pipelined message's segments stay together in iqueue */
+    if (!g->sending || !am_hdr || msg_hdr->am_type == MPIDI_POSIX_AM_TYPE__PIPELINE)
+        return 0;
+
+    int peer = MPIDI_POSIX_global.local_ranks[grank];
+    MPIDI_FBOX_tx_t *tx = &g->tx[peer];
+    int contig = 1;
+    size_t data_sz = 0;
+    MPI_Aint true_lb = 0;
+    if (bytes_sent)
+        MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, data_sz, true_lb);
+    if (data_sz > g->cfg.max_msg) {
+        g->large++;
+        return 0;
+    }
+    if (unlikely(tx->state != MPIDI_FBOX_CLAIMED)) {
+        if (tx->state == MPIDI_FBOX_UNCLAIMED)
+            MPIDI_FBOX_claim(tx, MPIDI_FBOX_inbox(g->region, &g->cfg, peer), &g->cfg, g->me);
+        if (tx->state != MPIDI_FBOX_CLAIMED) {
+            g->nobox++;
+            return 0;
+        }
+    }
+    if (!MPIDI_FBOX_tx_ordered(tx)) {
+        g->order++;
+        return 0;
+    }
+
+    size_t hdr_sz = MPL_ROUND_UP_ALIGN(am_hdr_sz, MAX_ALIGNMENT);
+    MPIDI_FBOX_rec_t *r = MPIDI_FBOX_tx_begin(tx, g->cfg.size, hdr_sz + data_sz);
+    if (!r) {
+        g->full++;
+        return 0;
+    }
+    unsigned char *p = MPIDI_FBOX_PAYLOAD(r);
+    memcpy(p, am_hdr, am_hdr_sz);
+    if (data_sz) {
+        if (contig) {
+            memcpy(p + hdr_sz, (const char *) buf + true_lb, data_sz);
+        } else {
+            MPI_Aint packed;
+            MMC_TYPEREP_PACK(buf, count, datatype, 0, p + hdr_sz, data_sz, &packed);
+        }
+    }
+    MPIDI_POSIX_am_header_t h = *msg_hdr;
+    h.am_hdr_sz = hdr_sz;       /* the data starts aligned, as in an iqueue cell */
+    memcpy(&r->msg_hdr, &h, sizeof(h));
+    MPIDI_FBOX_tx_publish(tx, r, (uint32_t) (hdr_sz + data_sz));
+
+    g->msgs++;
+    g->bytes += data_sz;
+    if (bytes_sent)
+        *bytes_sent = data_sz;
+    return 1;
+}
+
+/* iqueue took a cell for grank's local rank */
+MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queued(int grank)
+{
+    if (MPIDI_FBOX_global.on)
+        MPIDI_FBOX_global.tx[MPIDI_POSIX_global.local_ranks[grank]].iq_sent++;
+}
+
+/* A box record as the posix layer takes an iqueue cell; the commit finds the
+ * box again from the tagged pointer (cells are aligned, so bit 0 is free). */
+MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction_t * t,
+                                              MPIDI_FBOX_rx_t * rx, MPIDI_FBOX_rec_t * r)
+{
+    t->msg_hdr = &r->msg_hdr;
+    t->payload = MPIDI_FBOX_PAYLOAD(r);
+    t->payload_sz = MPIDI_FBOX_LEN(r);
+    t->src_local_rank = rx->src;
+    t->MMC_EAGER_SRC_VCI = 0;
+    t->MMC_EAGER_DST_VCI = 0;
+    t->transport.iqueue.pointer_to_cell = (void *) ((uintptr_t) rx | 1);
+}
+
+/* An iqueue message of src is handed to the posix layer: the sender may use
+ * its box again once it has seen all of them taken. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queue_taken(int src)
+{
+    MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
+    uint64_t n = ++g->iq_taken[src];
+    if (g->rx_of[src] >= 0)
+        __atomic_store_n(&g->rx[g->rx_of[src]].box->iq_seen, n, __ATOMIC_RELEASE);
+}
+
+/* The next message of the boxes, or of the stashed iqueue message's sender
+ * (whose box messages are older than it); 0 lets iqueue look. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transaction_t * t)
+{
+    MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
+    MPIDI_FBOX_rec_t *r;
+
+    if (!g->on)
+        return 0;
+    if (unlikely(g->stashed)) {
+        MPIDI_FBOX_rx_t *rx = &g->rx[g->rx_of[g->stash.src_local_rank]];
+        r = MPIDI_FBOX_rx_peek(rx, g->cfg.size);
+        if (r) {
+            MPIDI_FBOX_take(t, rx, r);
+        } else {
+            *t = g->stash;
+            g->stashed = 0;
+            MPIDI_FBOX_queue_taken(t->src_local_rank);
+        }
+        return 1;
+    }
+    if (unlikely(g->nrx < g->cfg.max_peers &&
+                 __atomic_load_n(&g->inbox->claimed, __ATOMIC_RELAXED) > (uint32_t) g->nrx))
+        MPIDI_FBOX_found();
+    if (g->streak >= MPIDI_FBOX_STREAK) {
+        g->streak = 0;
+        return 0;
+    }
+    for (int k = 0, i = g->next; k < g->nrx; k++, i = i + 1 == g->nrx ? 0 : i + 1) {
+        r = MPIDI_FBOX_rx_peek(&g->rx[i], g->cfg.size);
+        if (r) {
+            g->next = i + 1 == g->nrx ? 0 : i + 1;
+            g->streak++;
+            MPIDI_FBOX_take(t, &g->rx[i], r);
+            return 1;
+        }
+    }
+    g->streak = 0;
+    return 0;
+}
+
+/* iqueue dequeued a cell (in t): its sender's older box messages go first. */
+MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queue_arrived(MPIDI_POSIX_eager_recv_transaction_t * t)
+{
+    MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
+    int src = t->src_local_rank;
+
+    if (!g->on)
+        return;
+    g->streak = 0;
+    if (g->rx_of[src] < 0 && g->nrx < g->cfg.max_peers)
+        MPIDI_FBOX_found();     /* a claim made before this message was queued */
+    if (g->rx_of[src] >= 0) {
+        MPIDI_FBOX_rx_t *rx = &g->rx[g->rx_of[src]];
+        MPIDI_FBOX_rec_t *r = MPIDI_FBOX_rx_peek(rx, g->cfg.size);
+        if (r) {
+            g->stash = *t;
+            g->stashed = 1;
+            MPIDI_FBOX_take(t, rx, r);
+            return;
+        }
+    }
+    MPIDI_FBOX_queue_taken(src);
+}
+
+/* The posix layer is done with a transaction; 1 when it was a box record. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_commit(void *cell)
+{
+    if (!((uintptr_t) cell & 1))
+        return 0;
+    MPIDI_FBOX_rx_consume((MPIDI_FBOX_rx_t *) ((uintptr_t) cell & ~(uintptr_t) 1),
+                          MPIDI_FBOX_global.cfg.size);
+    return 1;
+}
+
+#endif /* FBOX_POST_H_INCLUDED */

@@ -1,0 +1,235 @@
+/*
+ * mpich-multichannel: fast boxes, their layout and the single-producer
+ * single-consumer protocol of one box.  Plain C, no MPICH headers: the posix
+ * glue (fbox_post.h) and the unit tests (test/unit/test_fbox.c) include it.
+ *
+ * A node's region holds an inbox per local rank: a line with the count of
+ * boxes senders have claimed in it, then max_peers boxes.  A box belongs to
+ * one sender (which claims it on its first message to that receiver) and is
+ * read by the inbox's rank only.  A box is a line the receiver writes (how
+ * far it has read, how many queue messages of the sender it has taken), a
+ * line the sender writes once (who it is), then a ring of `size` bytes.
+ *
+ * Records start on a cache line: a 16-byte header (a mark, the payload's
+ * length + 1, stored last with release order; MPICH's 8-byte posix message
+ * header), then the payload.  The line after the newest record holds a zero
+ * mark, stored
+ * before that record is published, so the receiver never takes what an
+ * earlier lap left there (a header, or payload bytes) for a new record.  A
+ * record that does not fit before the ring's end goes to its start, and the
+ * line where it would have gone says so (MPIDI_FBOX_WRAP), published after it.
+ * Only the claim is an atomic read-modify-write; the data path is loads,
+ * stores and one release store per message on each side.
+ */
+#ifndef FBOX_RING_H_INCLUDED
+#define FBOX_RING_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MPIDI_FBOX_LINE 64
+#define MPIDI_FBOX_WRAP UINT32_MAX
+
+/* the measured defaults (doc/shm.md) */
+#define MPIDI_FBOX_SIZE_DEFAULT 4096
+#define MPIDI_FBOX_MAX_PEERS_DEFAULT 32
+#define MPIDI_FBOX_MAX_MSG_DEFAULT 1024
+/* what a box size may be: a power of two in this range */
+#define MPIDI_FBOX_SIZE_MIN 512
+#define MPIDI_FBOX_SIZE_MAX (16 << 20)
+
+typedef struct {
+    /* written by the receiver */
+    _Alignas(MPIDI_FBOX_LINE) uint64_t tail;    /* bytes of the ring consumed */
+    uint64_t iq_seen;           /* the owner's queue messages taken */
+    /* written by the sender, once */
+    _Alignas(MPIDI_FBOX_LINE) uint32_t owner;   /* the sender's local rank + 1; 0 = free */
+    _Alignas(MPIDI_FBOX_LINE) unsigned char ring[];
+} MPIDI_FBOX_box_t;
+
+typedef struct {
+    _Alignas(MPIDI_FBOX_LINE) uint32_t claimed; /* boxes handed out, may pass max_peers */
+} MPIDI_FBOX_inbox_t;
+
+typedef struct {
+    uint32_t mark;              /* 0 = not yet; MPIDI_FBOX_WRAP; else payload bytes + 1 */
+    uint32_t unused;
+    uint64_t msg_hdr;           /* MPICH's posix message header */
+} MPIDI_FBOX_rec_t;
+
+#define MPIDI_FBOX_PAYLOAD(rec_) ((unsigned char *) (rec_) + sizeof(MPIDI_FBOX_rec_t))
+#define MPIDI_FBOX_LEN(rec_) ((size_t) (rec_)->mark - 1)
+
+/* The sender's side of one peer's box (private memory). */
+typedef enum {
+    MPIDI_FBOX_UNCLAIMED = 0,
+    MPIDI_FBOX_CLAIMED,
+    MPIDI_FBOX_NONE             /* the peer's inbox had no box left */
+} MPIDI_FBOX_claim_t;
+
+typedef struct {
+    MPIDI_FBOX_box_t *box;
+    uint64_t head;              /* bytes of the ring published */
+    uint64_t tail;              /* the receiver's tail as last read */
+    uint64_t iq_sent;           /* messages to this peer through MPICH's queue */
+    uint64_t iq_seen;           /* box->iq_seen as last read */
+    MPIDI_FBOX_claim_t state;
+    /* set by MPIDI_FBOX_tx_begin for MPIDI_FBOX_tx_publish */
+    MPIDI_FBOX_rec_t *wrap;     /* the line that says "go to the start", or NULL */
+    uint64_t next_head;
+} MPIDI_FBOX_tx_t;
+
+/* The receiver's side of one box (private memory). */
+typedef struct {
+    MPIDI_FBOX_box_t *box;
+    uint64_t tail;
+    int src;                    /* the sender's local rank */
+} MPIDI_FBOX_rx_t;
+
+typedef struct {
+    size_t size;                /* ring bytes per box; 0 = fast boxes off */
+    int max_peers;              /* boxes per inbox */
+    size_t max_msg;             /* largest message (data bytes) a rank sends through a box */
+} MPIDI_FBOX_config_t;
+
+/* Which CVAR MPIDI_FBOX_configure found invalid (0 = all valid). */
+enum {
+    MPIDI_FBOX_EINVAL_SIZE = 1,
+    MPIDI_FBOX_EINVAL_MAX_PEERS,
+    MPIDI_FBOX_EINVAL_MAX_MSG
+};
+
+/* The CVARs' values (-1 = the default) resolved for a node of nlocal ranks:
+ * size 0 or a power of two in [MPIDI_FBOX_SIZE_MIN, MPIDI_FBOX_SIZE_MAX];
+ * max_peers 0 (no boxes) or more, capped at nlocal - 1; max_msg at most a
+ * quarter of the size, so that a box holds several of the largest. */
+int MPIDI_FBOX_configure(int size, int max_peers, int max_msg, int nlocal,
+                         MPIDI_FBOX_config_t * out);
+
+static inline size_t MPIDI_FBOX_round_line(size_t n)
+{
+    return (n + MPIDI_FBOX_LINE - 1) & ~(size_t) (MPIDI_FBOX_LINE - 1);
+}
+
+/* bytes a record of `payload` bytes takes in the ring */
+static inline size_t MPIDI_FBOX_rec_bytes(size_t payload)
+{
+    return MPIDI_FBOX_round_line(sizeof(MPIDI_FBOX_rec_t) + payload);
+}
+
+static inline size_t MPIDI_FBOX_box_bytes(size_t size)
+{
+    return sizeof(MPIDI_FBOX_box_t) + size;
+}
+
+static inline size_t MPIDI_FBOX_inbox_bytes(const MPIDI_FBOX_config_t * c)
+{
+    return sizeof(MPIDI_FBOX_inbox_t) + (size_t) c->max_peers * MPIDI_FBOX_box_bytes(c->size);
+}
+
+/* the shared memory of a node of nlocal ranks */
+static inline size_t MPIDI_FBOX_region_bytes(const MPIDI_FBOX_config_t * c, int nlocal)
+{
+    return (size_t) nlocal * MPIDI_FBOX_inbox_bytes(c);
+}
+
+static inline MPIDI_FBOX_inbox_t *MPIDI_FBOX_inbox(void *region, const MPIDI_FBOX_config_t * c,
+                                                   int rank)
+{
+    return (MPIDI_FBOX_inbox_t *) ((char *) region + (size_t) rank * MPIDI_FBOX_inbox_bytes(c));
+}
+
+static inline MPIDI_FBOX_box_t *MPIDI_FBOX_box(MPIDI_FBOX_inbox_t * in,
+                                               const MPIDI_FBOX_config_t * c, int i)
+{
+    return (MPIDI_FBOX_box_t *) ((char *) in + sizeof(MPIDI_FBOX_inbox_t) +
+                                 (size_t) i * MPIDI_FBOX_box_bytes(c->size));
+}
+
+/* The sender `me` claims a box of the inbox `in`: tx is CLAIMED, or NONE when
+ * every box there has its sender. */
+void MPIDI_FBOX_claim(MPIDI_FBOX_tx_t * tx, MPIDI_FBOX_inbox_t * in,
+                      const MPIDI_FBOX_config_t * c, int me);
+
+/* Boxes of inbox `in` claimed since the receiver last looked, from rx[*n] on
+ * (rx holds c->max_peers): each one found is added and *n counted up; a box
+ * whose sender has not yet said who it is stops the search until next time. */
+int MPIDI_FBOX_discover(MPIDI_FBOX_inbox_t * in, const MPIDI_FBOX_config_t * c,
+                        MPIDI_FBOX_rx_t * rx, int *n);
+
+/* Whether the sender may use its box: every message it sent the peer through
+ * MPICH's queue has been taken, so none is overtaken by a box message. */
+static inline int MPIDI_FBOX_tx_ordered(MPIDI_FBOX_tx_t * tx)
+{
+    if (tx->iq_sent == tx->iq_seen)
+        return 1;
+    tx->iq_seen = __atomic_load_n(&tx->box->iq_seen, __ATOMIC_ACQUIRE);
+    return tx->iq_sent == tx->iq_seen;
+}
+
+/* Room for a record of `payload` bytes: the record's header (the payload
+ * follows it), or NULL when the receiver has not yet freed enough of the
+ * ring.  Writes the zero length that ends the ring after that record. */
+static inline MPIDI_FBOX_rec_t *MPIDI_FBOX_tx_begin(MPIDI_FBOX_tx_t * tx, size_t size,
+                                                    size_t payload)
+{
+    size_t rec = MPIDI_FBOX_rec_bytes(payload);
+    size_t at = (size_t) (tx->head & (size - 1)), skip = 0, need;
+
+    if (at + rec > size)
+        skip = size - at;
+    need = skip + rec + MPIDI_FBOX_LINE;        /* the record and the line after it */
+    if (tx->head + need - tx->tail > size) {
+        tx->tail = __atomic_load_n(&tx->box->tail, __ATOMIC_ACQUIRE);
+        if (tx->head + need - tx->tail > size)
+            return NULL;
+    }
+    unsigned char *ring = tx->box->ring;
+    size_t pos = skip ? 0 : at;
+    ((MPIDI_FBOX_rec_t *) (ring + ((pos + rec) & (size - 1))))->mark = 0;
+    tx->wrap = skip ? (MPIDI_FBOX_rec_t *) (ring + at) : NULL;
+    tx->next_head = tx->head + skip + rec;
+    return (MPIDI_FBOX_rec_t *) (ring + pos);
+}
+
+/* Publishes the record MPIDI_FBOX_tx_begin gave, its payload and msg_hdr
+ * written: the receiver may take it from now on. */
+static inline void MPIDI_FBOX_tx_publish(MPIDI_FBOX_tx_t * tx, MPIDI_FBOX_rec_t * r,
+                                         uint32_t payload)
+{
+    __atomic_store_n(&r->mark, payload + 1, __ATOMIC_RELEASE);
+    if (tx->wrap)
+        __atomic_store_n(&tx->wrap->mark, MPIDI_FBOX_WRAP, __ATOMIC_RELEASE);
+    tx->head = tx->next_head;
+}
+
+/* The oldest record the sender has published and the receiver not yet
+ * consumed, or NULL. */
+static inline MPIDI_FBOX_rec_t *MPIDI_FBOX_rx_peek(MPIDI_FBOX_rx_t * rx, size_t size)
+{
+    unsigned char *ring = rx->box->ring;
+    size_t at = (size_t) (rx->tail & (size - 1));
+    MPIDI_FBOX_rec_t *r = (MPIDI_FBOX_rec_t *) (ring + at);
+    uint32_t mark = __atomic_load_n(&r->mark, __ATOMIC_ACQUIRE);
+
+    if (mark == 0)
+        return NULL;
+    if (mark == MPIDI_FBOX_WRAP) {
+        /* the record at the start was published before this line */
+        rx->tail += size - at;
+        r = (MPIDI_FBOX_rec_t *) ring;
+        (void) __atomic_load_n(&r->mark, __ATOMIC_ACQUIRE);
+    }
+    return r;
+}
+
+/* Frees the record MPIDI_FBOX_rx_peek gave for the sender's next ones. */
+static inline void MPIDI_FBOX_rx_consume(MPIDI_FBOX_rx_t * rx, size_t size)
+{
+    const MPIDI_FBOX_rec_t *r =
+        (const MPIDI_FBOX_rec_t *) (rx->box->ring + (rx->tail & (size - 1)));
+    rx->tail += MPIDI_FBOX_rec_bytes(MPIDI_FBOX_LEN(r));
+    __atomic_store_n(&rx->box->tail, rx->tail, __ATOMIC_RELEASE);
+}
+
+#endif /* FBOX_RING_H_INCLUDED */
