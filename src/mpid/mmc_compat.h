@@ -69,6 +69,16 @@
 
 #endif
 
+/* A module's MPI_T performance variable: read-only, continuous, in the
+ * module's category (a macro: MPIR_T is only needed where it is used). */
+#define MMC_PVAR(cat_, class_, dtype_, name_, addr_, desc_)                  \
+    MPIR_T_PVAR_REGISTER_impl(class_, dtype_, name_, addr_, 1, MPI_T_ENUM_NULL, \
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, \
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, \
+                              NULL, NULL, cat_, desc_)
+#define MMC_PVAR_COUNTER(cat_, name_, addr_, desc_) \
+    MMC_PVAR(cat_, MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, name_, addr_, desc_)
+
 /* whether a rank of comm is on this node (4.0's MPIDIU_rank_is_local is gone in 4.1) */
 #define MMC_RANK_IS_LOCAL(rank_, comm_) MPIDIU_av_is_local(MPIDIU_comm_rank_to_av(comm_, rank_))
 

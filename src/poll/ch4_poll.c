@@ -143,37 +143,28 @@ static void register_policy_enum(void)
     cvar->enumtype = e;
 }
 
-static void register_pvar(MPIR_T_pvar_class_t varclass, MPI_Datatype dtype, const char *name,
-                          void *addr, const char *desc)
-{
-    MPIR_T_PVAR_REGISTER_impl(varclass, dtype, name, addr, 1, MPI_T_ENUM_NULL,
-                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
-                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
-                              NULL, NULL, "CH4_POLL", desc);
-}
-
 static void register_pvars(void)
 {
     MPIDI_POLL_arbiter_t *a = &MPIDI_POLL_global;
 
-    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_shm_polls",
-                  &a->shm_polls, "Progress passes that polled shared memory");
-    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_polls",
-                  &a->nm_polls, "Progress passes that polled the netmod");
-    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_skipped",
-                  &a->nm_skipped, "Progress passes on which the arbiter skipped the netmod");
-    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_shm_msgs",
-                  &a->msgs[MPIDI_POLL_SHM], "Incoming messages discovered by shared memory");
-    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_msgs",
-                  &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod");
-    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_ratio_updates",
-                  &a->ratio_updates, "Times the dynamic ratio was recomputed");
-    register_pvar(MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_ratio", &a->ratio,
-                  "Current shared-memory polls per netmod poll (outside wait hints)");
-    register_pvar(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_yields",
-                  &a->yields, "Empty progress passes that ended with sched_yield()");
-    register_pvar(MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_yield_after",
-                  &a->yield_after, "Empty passes before a rank yields (0: never)");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_shm_polls",
+             &a->shm_polls, "Progress passes that polled shared memory");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_polls",
+             &a->nm_polls, "Progress passes that polled the netmod");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_skipped",
+             &a->nm_skipped, "Progress passes on which the arbiter skipped the netmod");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_shm_msgs",
+             &a->msgs[MPIDI_POLL_SHM], "Incoming messages discovered by shared memory");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_msgs",
+             &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_ratio_updates",
+             &a->ratio_updates, "Times the dynamic ratio was recomputed");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_ratio",
+             &a->ratio, "Current shared-memory polls per netmod poll (outside wait hints)");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_yields",
+             &a->yields, "Empty progress passes that ended with sched_yield()");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_yield_after",
+             &a->yield_after, "Empty passes before a rank yields (0: never)");
 }
 
 /* The kernel this rank runs on: a hash of its boot id, which network

@@ -6,6 +6,7 @@
 #include "cma_post.h"
 #include "cma_policy.h"
 #include "mpidu_init_shm.h"
+#include "mmc_compat.h"
 
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -76,14 +77,6 @@ typedef struct {
     int32_t pid;
 } cma_info_t;
 
-static void register_pvar(const char *name, unsigned long long *addr, const char *desc)
-{
-    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, name, addr, 1,
-                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
-                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
-                              NULL, NULL, "CH4_CMA", desc);
-}
-
 /* a threshold CVAR: -1 = the default, else bytes */
 static int threshold(const char *name, int val, size_t dflt, size_t * out)
 {
@@ -137,14 +130,15 @@ int MPIDI_CMA_init_local(void)
     g->enabled = 0;
     g->pid = (int32_t) getpid();
     g->msgs = g->bytes = g->fallbacks = g->splits = 0;
-    register_pvar("cma_msgs", &g->msgs, "Messages received with CMA (process_vm_readv)");
-    register_pvar("cma_bytes", &g->bytes, "Bytes received with CMA");
-    register_pvar("cma_fallbacks", &g->fallbacks,
-                  "Messages sent with CMA whose read the kernel refused: delivered through "
-                  "shared memory instead");
-    register_pvar("cma_splits", &g->splits,
-                  "Messages received with CMA whose second part the sender wrote "
-                  "(process_vm_writev) while this rank read the first");
+    MMC_PVAR_COUNTER("CH4_CMA", "cma_msgs", &g->msgs,
+                     "Messages received with CMA (process_vm_readv)");
+    MMC_PVAR_COUNTER("CH4_CMA", "cma_bytes", &g->bytes, "Bytes received with CMA");
+    MMC_PVAR_COUNTER("CH4_CMA", "cma_fallbacks", &g->fallbacks,
+                     "Messages sent with CMA whose read the kernel refused: delivered through "
+                     "shared memory instead");
+    MMC_PVAR_COUNTER("CH4_CMA", "cma_splits", &g->splits,
+                     "Messages received with CMA whose second part the sender wrote "
+                     "(process_vm_writev) while this rank read the first");
     return MPI_SUCCESS;
 }
 

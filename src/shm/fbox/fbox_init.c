@@ -61,14 +61,6 @@ cvars:
 
 MPIDI_FBOX_global_t MPIDI_FBOX_global;
 
-static void register_pvar(const char *name, unsigned long long *addr, const char *desc)
-{
-    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, name, addr, 1,
-                              MPI_T_ENUM_NULL, MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
-                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS,
-                              NULL, NULL, "CH4_FASTBOX", desc);
-}
-
 static int cvar_error(int which)
 {
     static const struct {
@@ -99,16 +91,20 @@ int MPIDI_FBOX_init(void)
                                   MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG, nlocal, &mine);
     if (rc)
         return cvar_error(rc);
-    register_pvar("fbox_msgs", &g->msgs, "Messages sent through fast boxes");
-    register_pvar("fbox_bytes", &g->bytes, "Message bytes sent through fast boxes");
-    register_pvar("fbox_fallback_full", &g->full,
-                  "Small messages left to the shared-memory queue: the peer's box was full (a message the queue postpones counts again when retried)");
-    register_pvar("fbox_fallback_large", &g->large,
-                  "Messages left to the shared-memory queue: above MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG");
-    register_pvar("fbox_fallback_nobox", &g->nobox,
-                  "Small messages left to the shared-memory queue: the peer had no box left");
-    register_pvar("fbox_fallback_order", &g->order,
-                  "Small messages left to the shared-memory queue behind earlier ones there (a message the queue postpones counts again when retried)");
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_msgs", &g->msgs, "Messages sent through fast boxes");
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_bytes", &g->bytes,
+                     "Message bytes sent through fast boxes");
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_full", &g->full,
+                     "Small messages left to the shared-memory queue: the peer's box was full "
+                     "(a message the queue postpones counts again when retried)");
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_large", &g->large,
+                     "Messages left to the shared-memory queue: above "
+                     "MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG");
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_nobox", &g->nobox,
+                     "Small messages left to the shared-memory queue: the peer had no box left");
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_order", &g->order,
+                     "Small messages left to the shared-memory queue behind earlier ones there "
+                     "(a message the queue postpones counts again when retried)");
     if (nlocal < 2)
         goto fn_exit;
 

@@ -215,10 +215,10 @@ static inline MPIDI_FBOX_rec_t *MPIDI_FBOX_rx_peek(MPIDI_FBOX_rx_t * rx, size_t 
     if (mark == 0)
         return NULL;
     if (mark == MPIDI_FBOX_WRAP) {
-        /* the record at the start was published before this line */
+        /* the record at the start was published before this mark: the
+         * acquire above made it visible */
         rx->tail += size - at;
         r = (MPIDI_FBOX_rec_t *) ring;
-        (void) __atomic_load_n(&r->mark, __ATOMIC_ACQUIRE);
     }
     return r;
 }
