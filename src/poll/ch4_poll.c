@@ -153,6 +153,9 @@ static void register_pvars(void)
              &a->nm_polls, "Progress passes that polled the netmod");
     MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_skipped",
              &a->nm_skipped, "Progress passes on which the arbiter skipped the netmod");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_idle",
+             &a->nm_idle, "Of those, passes on which the policy was due to poll the netmod and "
+             "the netmod had nothing to wait for");
     MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_shm_msgs",
              &a->msgs[MPIDI_POLL_SHM], "Incoming messages discovered by shared memory");
     MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_msgs",

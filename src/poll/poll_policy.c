@@ -26,6 +26,7 @@ int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy
     a->history = (unsigned) history;
     a->max_ratio = (unsigned) max_ratio;
     a->yield_after = 0;
+    a->nm_state = NULL;
     MPIDI_POLL_set_policy(a, policy, static_ratio);
     MPIDI_POLL_arbiter_reset(a);
     return 0;
@@ -46,7 +47,7 @@ int MPIDI_POLL_set_policy(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy, 
 void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a)
 {
     restart(a);
-    a->shm_polls = a->nm_polls = a->nm_skipped = 0;
+    a->shm_polls = a->nm_polls = a->nm_skipped = a->nm_idle = 0;
     a->msgs[MPIDI_POLL_SHM] = a->msgs[MPIDI_POLL_NM] = 0;
     a->ratio_updates = 0;
     a->idle_passes = 0;

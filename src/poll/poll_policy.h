@@ -12,6 +12,7 @@
 #ifndef POLL_POLICY_H_INCLUDED
 #define POLL_POLICY_H_INCLUDED
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum {
@@ -35,6 +36,15 @@ typedef enum {
     MPIDI_POLL_NM = 1
 } MPIDI_POLL_channel_t;
 
+/* What the netmod says it has to do, when it can say (MPIDI_POLL_arbiter_t.nm_state). */
+typedef enum {
+    MPIDI_POLL_NM_BUSY = 0,     /* something in flight: connections being made or proven,
+                                 * bytes the sockets have not taken, replies awaited,
+                                 * a message half read */
+    MPIDI_POLL_NM_QUIET,        /* nothing in flight; a remote rank may still send */
+    MPIDI_POLL_NM_UNUSED        /* no rank of the job is reached through it */
+} MPIDI_POLL_nm_state_t;
+
 typedef struct {
     MPIDI_POLL_policy_t policy;
     unsigned static_ratio;
@@ -50,10 +60,15 @@ typedef struct {
     unsigned idle_passes;       /* consecutive passes that discovered nothing */
     unsigned long long seen;    /* msgs[SHM] + msgs[NM] at the end of the last pass */
 
+    /* the netmod's report, NULL where it gives none (MPICH's own netmods); set
+     * by the netmod's init, which ch4 runs after the arbiter's */
+    MPIDI_POLL_nm_state_t(*nm_state) (void);
+
     /* statistics, exported as MPI_T performance variables */
     unsigned long long shm_polls;
     unsigned long long nm_polls;
     unsigned long long nm_skipped;
+    unsigned long long nm_idle;
     unsigned long long msgs[2];
     unsigned long long ratio_updates;
     unsigned long long yields;
@@ -94,6 +109,22 @@ static inline unsigned MPIDI_POLL_pass_ratio(const MPIDI_POLL_arbiter_t * a,
     return a->ratio;
 }
 
+/* A netmod with nothing to wait for is polled only every max_ratio passes
+ * (the bound of every policy: strangers on its port, peers connecting and
+ * its timers still get an answer): one not used by any rank of the job
+ * whatever the wait, one with nothing in flight while a wait needs only
+ * shared memory (adaptive's hint).  Asked only on passes the policy would
+ * poll the netmod on; round-robin and stock are MPICH's orders and ask
+ * nothing. */
+static inline int MPIDI_POLL_nm_idle(const MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t wait)
+{
+    if (!a->nm_state || a->policy == MPIDI_POLL_POLICY_ROUNDROBIN ||
+        a->policy == MPIDI_POLL_POLICY_STOCK)
+        return 0;
+    MPIDI_POLL_nm_state_t s = a->nm_state();
+    return s == MPIDI_POLL_NM_UNUSED || (s == MPIDI_POLL_NM_QUIET && wait == MPIDI_POLL_WAIT_LOCAL);
+}
+
 /* Called once per pass in which both channels are eligible; returns 1 when
  * the netmod is to be polled on this pass.  Shared memory is polled on every
  * pass, so it is counted here too.  A window closes on arrivals only, so a
@@ -104,12 +135,17 @@ static inline unsigned MPIDI_POLL_pass_ratio(const MPIDI_POLL_arbiter_t * a,
 static inline int MPIDI_POLL_nm_due(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t wait)
 {
     a->shm_polls++;
-    if (a->since_nm + 1 >= MPIDI_POLL_pass_ratio(a, wait)) {
-        a->since_nm = 0;
-        a->nm_polls++;
-        if (a->ratio > 1 && ++a->nm_quiet >= a->history)
-            MPIDI_POLL_shm_quiet(a);
-        return 1;
+    unsigned pass = a->since_nm + 1;
+    if (pass >= MPIDI_POLL_pass_ratio(a, wait)) {
+        if (pass < a->max_ratio && MPIDI_POLL_nm_idle(a, wait)) {
+            a->nm_idle++;
+        } else {
+            a->since_nm = 0;
+            a->nm_polls++;
+            if (a->ratio > 1 && ++a->nm_quiet >= a->history)
+                MPIDI_POLL_shm_quiet(a);
+            return 1;
+        }
     }
     a->since_nm++;
     a->nm_skipped++;

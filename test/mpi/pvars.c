@@ -3,15 +3,17 @@
  * intra-node and an inter-node ping-pong, and checks them against the policy
  * named by MPIR_CVAR_CH4_POLL_POLICY (and MPIR_CVAR_CH4_POLL_STATIC_RATIO);
  * then around intra-node ping-pongs after writing those CVARs with
- * MPI_T_cvar_write (valid and invalid values).
+ * MPI_T_cvar_write (valid and invalid values).  In a job on one node the
+ * netmod reaches no rank: every policy but roundrobin and stock polls it only
+ * every MPIR_CVAR_CH4_POLL_MAX_RATIO passes (ch4_poll_nm_idle).
  */
 #include "mmc_test.h"
 
 #define ITERS 2000
 
-enum { SHM_POLLS, NM_POLLS, NM_SKIPPED, SHM_MSGS, NM_MSGS, RATIO, NPV };
+enum { SHM_POLLS, NM_POLLS, NM_SKIPPED, NM_IDLE, SHM_MSGS, NM_MSGS, RATIO, NPV };
 static const char *const pv_names[NPV] = {
-    "ch4_poll_shm_polls", "ch4_poll_nm_polls", "ch4_poll_nm_skipped",
+    "ch4_poll_shm_polls", "ch4_poll_nm_polls", "ch4_poll_nm_skipped", "ch4_poll_nm_idle",
     "ch4_poll_shm_msgs", "ch4_poll_nm_msgs", "ch4_poll_ratio"
 };
 
@@ -132,6 +134,30 @@ static void check_phase(const char *phase, const char *policy, long static_ratio
                 skipped);
 }
 
+/* One node: the netmod has nothing to do but answer strangers */
+static void check_one_node(const char *policy, long static_ratio,
+                           const unsigned long long a[NPV], const unsigned long long b[NPV])
+{
+    unsigned long long shm = b[SHM_POLLS] - a[SHM_POLLS], nm = b[NM_POLLS] - a[NM_POLLS];
+    unsigned long long skipped = b[NM_SKIPPED] - a[NM_SKIPPED], idle = b[NM_IDLE] - a[NM_IDLE];
+    long max_ratio = mmc_cvar_int("MPIR_CVAR_CH4_POLL_MAX_RATIO", 1000);
+    printf("one node: shm polls %llu, netmod polls %llu, skipped %llu (idle %llu), "
+           "shm msgs %llu\n", shm, nm, skipped, idle, b[SHM_MSGS] - a[SHM_MSGS]);
+    if (nm + skipped != shm || idle > skipped)
+        MMC_ERR("one node: inconsistent counters\n");
+    if (b[SHM_MSGS] - a[SHM_MSGS] < ITERS)
+        MMC_ERR("one node: %llu shm arrivals counted, expected >= %d\n",
+                b[SHM_MSGS] - a[SHM_MSGS], ITERS);
+    if (strcmp(policy, "roundrobin") == 0 || strcmp(policy, "stock") == 0) {
+        if (idle)
+            MMC_ERR("one node: %s counted %llu idle netmod passes\n", policy, idle);
+    } else if (nm > shm / max_ratio + 2 ||
+               (idle == 0 && (strcmp(policy, "static") != 0 || static_ratio < max_ratio))) {
+        MMC_ERR("one node: %s polled the unused netmod %llu times in %llu passes (bound: "
+                "one in %ld)\n", policy, nm, shm, max_ratio);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, intra, inter, provided;
@@ -146,7 +172,19 @@ int main(int argc, char **argv)
     long static_ratio = sr ? atol(sr) : 50;
 
     mmc_partners(&intra, &inter);
-    if (intra < 0 || inter < 0) {
+    if (intra > 0 && inter < 0) {
+        unsigned long long v0[NPV], v1[NPV];
+        if (rank == 0) {
+            open_pvars();
+            read_pvars(v0);
+        }
+        pingpong(rank, 0, intra, 0);
+        if (rank == 0) {
+            read_pvars(v1);
+            check_one_node(policy, static_ratio, v0, v1);
+        }
+        mmc_barrier(MPI_COMM_WORLD, rank != 0);
+    } else if (intra < 0 || inter < 0) {
         if (rank == 0)
             MMC_ERR("pvars needs ranks on two nodes with two on rank 0's node\n");
     } else {

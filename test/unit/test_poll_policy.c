@@ -400,6 +400,75 @@ static void test_oversubscribed(void)
     CHECK(MPIDI_POLL_oversubscribed(p, 5, 3, &r, &c) && r == 3 && c == 1);
 }
 
+static MPIDI_POLL_nm_state_t nm_now;
+static MPIDI_POLL_nm_state_t nm_report(void)
+{
+    return nm_now;
+}
+
+/* netmod polls in `passes` passes */
+static unsigned long long polls_in(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t w, int passes)
+{
+    unsigned long long n0 = a->nm_polls;
+    for (int i = 0; i < passes; i++)
+        MPIDI_POLL_nm_due(a, w);
+    return a->nm_polls - n0;
+}
+
+static void test_idle_netmod(void)
+{
+    MPIDI_POLL_arbiter_t a;
+    char s[64];
+
+    /* unused (a job on one node): every max_ratio-th pass, whatever the wait */
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 3, 10, 8);
+    a.nm_state = nm_report;
+    nm_now = MPIDI_POLL_NM_UNUSED;
+    schedule(&a, MPIDI_POLL_WAIT_ANY, 24, s);
+    CHECK(strcmp(s, ".......1.......1.......1") == 0);
+    CHECK(a.nm_idle == 15 && a.nm_skipped == 21 && a.shm_polls == 24);
+    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_REMOTE, 5000) == 5);
+    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 5000) == 5);
+
+    /* quiet: only a wait that needs shared memory alone skips it */
+    nm_now = MPIDI_POLL_NM_QUIET;
+    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_LOCAL, 5000) == 5);
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_REMOTE, 100) == 100);
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 100) == 100);       /* ratio 1: no history */
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 5000) == 100);
+
+    /* busy: the policy alone */
+    nm_now = MPIDI_POLL_NM_BUSY;
+    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_LOCAL, 5000) == 100 && a.nm_idle == 0);
+
+    /* round-robin and stock are MPICH's orders: they never ask */
+    nm_now = MPIDI_POLL_NM_UNUSED;
+    init_ok(&a, MPIDI_POLL_POLICY_ROUNDROBIN, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_LOCAL, 100) == 100 && a.nm_idle == 0);
+    init_ok(&a, MPIDI_POLL_POLICY_STOCK, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 100) == 100 && a.nm_idle == 0);
+
+    /* a yield leaves the netmod due on the next pass, idle or not */
+    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 50, 10, 1000);
+    a.nm_state = nm_report;
+    CHECK(MPIDI_POLL_set_yield(&a, 2, 0) == 0);
+    MPIDI_POLL_pass_done(&a);
+    MPIDI_POLL_pass_done(&a);
+    CHECK(a.yields == 1 && MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY));
+}
+
 int main(void)
 {
     run("roundrobin polls the netmod every pass", test_roundrobin);
@@ -422,5 +491,6 @@ int main(void)
     run("yield 0 never yields", test_yield_never);
     run("auto yields only when oversubscribed", test_yield_auto);
     run("oversubscribed: ranks of one machine against their CPUs", test_oversubscribed);
+    run("an idle netmod is polled every max_ratio passes", test_idle_netmod);
     return unit_summary();
 }

@@ -58,6 +58,7 @@ void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_i
     a->handler_id = handler_id;
     a->next = c->awaits;
     c->awaits = a;
+    MPIDI_TCP_global.n_awaits++;
 }
 
 /* The peer sent a reply naming req: 1 when we were waiting for it from this
@@ -69,6 +70,7 @@ int MPIDI_TCP_await_take(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_i
             MPIDI_TCP_await_t *a = *p;
             *p = a->next;
             MPL_free(a);
+            MPIDI_TCP_global.n_awaits--;
             return 1;
         }
     }
@@ -83,6 +85,7 @@ void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err)
         MPIDI_TCP_await_t *a = c->awaits;
         MPIR_Request *req = a->req;
         c->awaits = a->next;
+        MPIDI_TCP_global.n_awaits--;
         req->status.MPI_ERROR = err;
         if (a->handler_id == MPIDIG_SEND_CTS) {
             MPIDIG_global.origin_cbs[MPIDIG_SEND_DATA] (req);

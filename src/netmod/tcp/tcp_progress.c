@@ -19,7 +19,6 @@
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
-#include "ch4_poll.h"
 
 #include <arpa/inet.h>
 #include <sys/epoll.h>
@@ -176,6 +175,7 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, void *am_hdr,
     c->rx_req = rreq;
     c->rx_left = h->payload_sz;
     c->rx_active = 1;
+    MPIDI_TCP_global.n_rx_active++;
     /* everything buffered after the headers belongs to this payload */
     consume_payload(c, payload, buffered);
     c->r_head = c->r_tail = 0;
@@ -269,15 +269,14 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
 static int finish_payload(MPIDI_TCP_conn_t * c)
 {
     MPIR_Request *rreq = c->rx_req;
+    c->rx_active = 0;
+    MPIDI_TCP_global.n_rx_active--;
+    c->rx_req = NULL;
     if (c->rx_held) {
         c->rx_held = NULL;
-        c->rx_active = 0;
-        c->rx_req = NULL;
         HELD(rreq)->done = 1;
         return HELD(rreq)->matched ? deliver_held(rreq) : MPI_SUCCESS;
     }
-    c->rx_active = 0;
-    c->rx_req = NULL;
     return rreq ? MPIDIG_REQUEST(rreq, req->target_cmpl_cb) (rreq) : MPI_SUCCESS;
 }
 
@@ -286,11 +285,11 @@ static int finish_payload(MPIDI_TCP_conn_t * c)
 void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err)
 {
     MPIR_Request *rreq = c->rx_req;
-    if (!c->rx_active || rreq == NULL)
+    if (!c->rx_active)
         return;
     if (c->rx_held)
         HELD(rreq)->err = err;
-    else
+    else if (rreq)
         rreq->status.MPI_ERROR = err;
     finish_payload(c);
 }
@@ -480,6 +479,18 @@ static int poll_events(void)
             MPIDI_TCP_conn_free(c);
     }
     return mpi_errno;
+}
+
+/* For the polling arbiter (ch4_poll.h): whether anything is in flight.  A
+ * job on one node reaches no rank through ch4:tcp; its port still takes
+ * strangers, who make it busy until they are turned away. */
+MPIDI_POLL_nm_state_t MPIDI_TCP_poll_state(void)
+{
+    const MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    if (g->n_pending || g->n_unproven || g->n_writing || g->n_awaits || g->n_rx_active ||
+        g->finalizing)
+        return MPIDI_POLL_NM_BUSY;
+    return MPIR_Process.num_nodes == 1 ? MPIDI_POLL_NM_UNUSED : MPIDI_POLL_NM_QUIET;
 }
 
 int MPIDI_TCP_progress(int *made_progress)

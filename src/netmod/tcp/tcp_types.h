@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "tcp_proto.h"
+#include "ch4_poll.h"
 #include "tcp_auth.h"
 #include "tcp_policy.h"
 
@@ -141,6 +142,8 @@ typedef struct {
     int n_pending;              /* connections not yet established */
     int n_unproven, unproven_max;
     int n_writing;              /* connections with bytes the socket has not taken yet */
+    int n_awaits;               /* CTS, SSEND_ACK and data awaited from peers */
+    int n_rx_active;            /* connections in the middle of a message's payload */
     int n_dead;
     double next_timer, next_liveness;
     int finalizing;
@@ -212,6 +215,7 @@ const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
 
 /* tcp_progress.c */
 void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err);
+MPIDI_POLL_nm_state_t MPIDI_TCP_poll_state(void);
 int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why);
 
 #endif /* TCP_TYPES_H_INCLUDED */
