@@ -1,13 +1,16 @@
 /*
  * Intra-node latency and message rate of two ranks, MPI-neutral (built with
- * each MPI's own mpicc by bench/run-shm-bench), each rank pinned to its own
- * CPU (rank r to the r-th CPU it may use):
+ * each MPI's own mpicc by bench/run-shm-bench), each pinned to its own CPU
+ * (rank 0 to the first CPU it may use, its partner to the second):
  *
- *   shmlat [lat SIZE,SIZE,...] [rate W]
+ *   shmlat [peer P] [lat SIZE,SIZE,...] [rate W]
+ *     peer   rank 0's partner (default 1); every other rank idles until the
+ *            end (a nonblocking barrier tested once a millisecond), as a rank
+ *            of the job on another host that has nothing to do
  *     lat    ping-pong per size: one line size=N lat_us=L (round trip / 2,
  *            the best of 5 trials of about 20 ms each)
  *     rate   message rate, as osu_mbw_mr: rank 0 sends windows of W 8-byte
- *            MPI_Isend, rank 1 posts W MPI_Irecv and answers each window
+ *            MPI_Isend, the partner posts W MPI_Irecv and answers each window
  *            with 4 bytes; one line window=W msgs_per_s=R (best of 5 trials
  *            of about 50 ms)
  *
@@ -20,6 +23,7 @@
 #define MAXW 256
 
 static int rank;
+static MPI_Comm pair;           /* rank 0 (0 here) and its partner (1) */
 
 static unsigned char pat(size_t size, int i, size_t k)
 {
@@ -55,11 +59,11 @@ static double pingpong(unsigned char *sbuf, unsigned char *rbuf, size_t size, in
         if (edge)
             fill(sbuf, size, i);
         if (rank == 0) {
-            MPI_Send(sbuf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(rbuf, (int) size, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &st);
+            MPI_Send(sbuf, (int) size, MPI_BYTE, 1, 1, pair);
+            MPI_Recv(rbuf, (int) size, MPI_BYTE, 1, 1, pair, &st);
         } else {
-            MPI_Recv(rbuf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st);
-            MPI_Send(sbuf, (int) size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, (int) size, MPI_BYTE, 0, 1, pair, &st);
+            MPI_Send(sbuf, (int) size, MPI_BYTE, 0, 1, pair);
         }
         if (edge)
             check(rbuf, size, i, &st);
@@ -75,7 +79,7 @@ static void lat(size_t size)
     /* how many round trips make about 20 ms, from a short run */
     int n = 10;
     double t = pingpong(sbuf, rbuf, size, n);
-    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, pair);
     n = (int) (0.02 / (t / n + 1e-9));
     n = n < 4 ? 4 : n > 200000 ? 200000 : n;
     double best = 1e30;
@@ -102,18 +106,18 @@ static double rate_trial(int w, int windows)
             for (int i = 0; i < w; i++) {
                 if (edge)
                     fill(s[i], 8, i);
-                MPI_Isend(s[i], 8, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req[i]);
+                MPI_Isend(s[i], 8, MPI_BYTE, 1, 2, pair, &req[i]);
             }
             MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
-            MPI_Recv(ack, 4, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(ack, 4, MPI_BYTE, 1, 3, pair, MPI_STATUS_IGNORE);
         } else {
             for (int i = 0; i < w; i++)
-                MPI_Irecv(r[i], 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[i]);
+                MPI_Irecv(r[i], 8, MPI_BYTE, 0, 2, pair, &req[i]);
             MPI_Waitall(w, req, st);
             if (edge)
                 for (int i = 0; i < w; i++)
                     check(r[i], 8, i, &st[i]);
-            MPI_Send(ack, 4, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+            MPI_Send(ack, 4, MPI_BYTE, 0, 3, pair);
         }
     }
     return MPI_Wtime() - t0;
@@ -123,7 +127,7 @@ static void rate(int w)
 {
     int windows = 20;
     double t = rate_trial(w, windows);
-    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, pair);
     windows = (int) (0.05 / (t / windows + 1e-9));
     windows = windows < 4 ? 4 : windows;
     double best = 1e30;
@@ -138,19 +142,38 @@ static void rate(int w)
 
 int main(int argc, char **argv)
 {
-    int size;
+    int size, peer = 1, a = 1;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2 || argc < 3 || argc % 2 == 0) {
+    if (argc >= 3 && strcmp(argv[1], "peer") == 0) {
+        peer = atoi(argv[2]);
+        a = 3;
+    }
+    if (size < 2 || peer < 1 || peer >= size || argc < a + 2 || (argc - a) % 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: shmlat [lat SIZE,SIZE,...] [rate W] (2 ranks)\n");
+            fprintf(stderr, "usage: shmlat [peer P] [lat SIZE,SIZE,...] [rate W] (2 ranks or "
+                    "more)\n");
         MPI_Finalize();
         return 2;
     }
+    int active = rank == 0 || rank == peer;
+    MPI_Comm_split(MPI_COMM_WORLD, active ? 0 : MPI_UNDEFINED, rank, &pair);
+    MPI_Request done;
+    if (!active) {
+        MPI_Ibarrier(MPI_COMM_WORLD, &done);
+        for (int flag = 0; !flag;) {
+            struct timespec ms = { 0, 1000000 };
+            nanosleep(&ms, NULL);
+            MPI_Test(&done, &flag, MPI_STATUS_IGNORE);
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    MPI_Comm_rank(pair, &rank);
     mmc_pin_cpu(rank);
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int a = 1; a + 1 < argc; a += 2) {
+    MPI_Barrier(pair);
+    for (; a + 1 < argc; a += 2) {
         if (strcmp(argv[a], "rate") == 0) {
             int w = atoi(argv[a + 1]);
             rate(w < 1 ? 1 : w > MAXW ? MAXW : w);
@@ -162,6 +185,9 @@ int main(int argc, char **argv)
                 p++;
         }
     }
+    MPI_Comm_free(&pair);
+    MPI_Ibarrier(MPI_COMM_WORLD, &done);
+    MPI_Wait(&done, MPI_STATUS_IGNORE);
     MPI_Finalize();
     return 0;
 }

@@ -427,38 +427,35 @@ static void test_idle_netmod(void)
     schedule(&a, MPIDI_POLL_WAIT_ANY, 24, s);
     CHECK(strcmp(s, ".......1.......1.......1") == 0);
     CHECK(a.nm_idle == 15 && a.nm_skipped == 21 && a.shm_polls == 24);
-    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
-    a.nm_state = nm_report;
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_REMOTE, 5000) == 5);
-    init_ok(&a, MPIDI_POLL_POLICY_DYNAMIC, 50, 10, 1000);
-    a.nm_state = nm_report;
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 5000) == 5);
 
-    /* quiet: only a wait that needs shared memory alone skips it */
-    nm_now = MPIDI_POLL_NM_QUIET;
-    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
-    a.nm_state = nm_report;
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_LOCAL, 5000) == 5);
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_REMOTE, 100) == 100);
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 100) == 100);       /* ratio 1: no history */
-    init_ok(&a, MPIDI_POLL_POLICY_STATIC, 50, 10, 1000);
-    a.nm_state = nm_report;
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 5000) == 100);
-
-    /* busy: the policy alone */
-    nm_now = MPIDI_POLL_NM_BUSY;
-    init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
-    a.nm_state = nm_report;
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_LOCAL, 5000) == 100 && a.nm_idle == 0);
-
-    /* round-robin and stock are MPICH's orders: they never ask */
-    nm_now = MPIDI_POLL_NM_UNUSED;
-    init_ok(&a, MPIDI_POLL_POLICY_ROUNDROBIN, 50, 10, 1000);
-    a.nm_state = nm_report;
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_LOCAL, 100) == 100 && a.nm_idle == 0);
-    init_ok(&a, MPIDI_POLL_POLICY_STOCK, 50, 10, 1000);
-    a.nm_state = nm_report;
-    CHECK(polls_in(&a, MPIDI_POLL_WAIT_ANY, 100) == 100 && a.nm_idle == 0);
+    /* static ratio 50, max_ratio 1000: netmod polls in `passes` passes */
+    static const struct {
+        MPIDI_POLL_policy_t policy;
+        MPIDI_POLL_nm_state_t nm;
+        MPIDI_POLL_wait_t wait;
+        int passes;
+        unsigned long long polls;
+    } cases[] = {
+        { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_UNUSED, MPIDI_POLL_WAIT_REMOTE, 5000, 5 },
+        { MPIDI_POLL_POLICY_DYNAMIC, MPIDI_POLL_NM_UNUSED, MPIDI_POLL_WAIT_ANY, 5000, 5 },
+        /* quiet: only a wait that needs shared memory alone skips it */
+        { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_LOCAL, 5000, 5 },
+        { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_REMOTE, 100, 100 },
+        { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_ANY, 100, 100 },
+        { MPIDI_POLL_POLICY_STATIC, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_ANY, 5000, 100 },
+        /* busy: the policy alone */
+        { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_BUSY, MPIDI_POLL_WAIT_LOCAL, 5000, 100 },
+        /* round-robin and stock are MPICH's orders: they never ask */
+        { MPIDI_POLL_POLICY_ROUNDROBIN, MPIDI_POLL_NM_UNUSED, MPIDI_POLL_WAIT_LOCAL, 100, 100 },
+        { MPIDI_POLL_POLICY_STOCK, MPIDI_POLL_NM_UNUSED, MPIDI_POLL_WAIT_ANY, 100, 100 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        init_ok(&a, cases[i].policy, 50, 10, 1000);
+        a.nm_state = nm_report;
+        nm_now = cases[i].nm;
+        CHECK(polls_in(&a, cases[i].wait, cases[i].passes) == cases[i].polls);
+        CHECK((a.nm_idle == 0) == (cases[i].polls * 50 >= (unsigned) cases[i].passes));
+    }
 
     /* a yield leaves the netmod due on the next pass, idle or not */
     init_ok(&a, MPIDI_POLL_POLICY_STATIC, 50, 10, 1000);

@@ -94,15 +94,15 @@ int MPIDI_FBOX_init(void)
     MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_msgs", &g->msgs, "Messages sent through fast boxes");
     MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_bytes", &g->bytes,
                      "Message bytes sent through fast boxes");
-    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_full", &g->full,
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_full", &g->fallback[MPIDI_FBOX_FULL],
                      "Small messages left to the shared-memory queue: the peer's box was full "
                      "(a message the queue postpones counts again when retried)");
-    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_large", &g->large,
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_large", &g->fallback[MPIDI_FBOX_LARGE],
                      "Messages left to the shared-memory queue: above "
                      "MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG");
-    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_nobox", &g->nobox,
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_nobox", &g->fallback[MPIDI_FBOX_NOBOX],
                      "Small messages left to the shared-memory queue: the peer had no box left");
-    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_order", &g->order,
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_order", &g->fallback[MPIDI_FBOX_ORDER],
                      "Small messages left to the shared-memory queue behind earlier ones there "
                      "(a message the queue postpones counts again when retried)");
     if (nlocal < 2)

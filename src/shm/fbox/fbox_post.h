@@ -22,6 +22,17 @@
 /* box messages in a row before iqueue is looked at first once */
 #define MPIDI_FBOX_STREAK 16
 
+/* Whether a message took the box, and why not. */
+typedef enum {
+    MPIDI_FBOX_SENT = 0,
+    MPIDI_FBOX_SKIP,            /* not for a box: boxes off, a pipelined message */
+    MPIDI_FBOX_LARGE,           /* more data than FASTBOX_MAX_MSG */
+    MPIDI_FBOX_NOBOX,           /* the peer's inbox had no box left */
+    MPIDI_FBOX_ORDER,           /* queue messages to the peer not yet taken */
+    MPIDI_FBOX_FULL,            /* no room in the box */
+    MPIDI_FBOX_RESULTS
+} MPIDI_FBOX_result_t;
+
 typedef struct {
     int on;                     /* this node's ranks have inboxes */
     int sending;                /* this rank sends through boxes (its own CVARs) */
@@ -39,7 +50,8 @@ typedef struct {
     int stashed;
     MPIDI_POSIX_eager_recv_transaction_t stash;
     /* MPI_T performance variables (category CH4_FASTBOX) */
-    unsigned long long msgs, bytes, full, large, nobox, order;
+    unsigned long long msgs, bytes;
+    unsigned long long fallback[MPIDI_FBOX_RESULTS];    /* by MPIDI_FBOX_result_t */
 } MPIDI_FBOX_global_t;
 
 extern MPIDI_FBOX_global_t MPIDI_FBOX_global;
@@ -49,17 +61,19 @@ int MPIDI_FBOX_finalize(void);
 /* boxes claimed in this rank's inbox since it last looked */
 void MPIDI_FBOX_found(void);
 
-/* Sends a whole message through the peer's box; 0 leaves it to iqueue. */
-MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_send(int grank, MPIDI_POSIX_am_header_t * msg_hdr,
-                                             const void *am_hdr, MPI_Aint am_hdr_sz,
-                                             const void *buf, MPI_Aint count,
-                                             MPI_Datatype datatype, MPI_Aint * bytes_sent)
+/* Puts a whole message into the peer's box, or says why not. */
+MPL_STATIC_INLINE_PREFIX MPIDI_FBOX_result_t MPIDI_FBOX_try(int grank,
+                                                            MPIDI_POSIX_am_header_t * msg_hdr,
+                                                            const void *am_hdr,
+                                                            MPI_Aint am_hdr_sz, const void *buf,
+                                                            MPI_Aint count, MPI_Datatype datatype,
+                                                            MPI_Aint * bytes_sent)
 {
     MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
 
     /* a pipelined message's segments stay together in iqueue */
     if (!g->sending || !am_hdr || msg_hdr->am_type == MPIDI_POSIX_AM_TYPE__PIPELINE)
-        return 0;
+        return MPIDI_FBOX_SKIP;
 
     int peer = MPIDI_POSIX_global.local_ranks[grank];
     MPIDI_FBOX_tx_t *tx = &g->tx[peer];
@@ -68,29 +82,21 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_send(int grank, MPIDI_POSIX_am_header_t 
     MPI_Aint true_lb = 0;
     if (bytes_sent)
         MPIDI_Datatype_check_contig_size_lb(datatype, count, contig, data_sz, true_lb);
-    if (data_sz > g->cfg.max_msg) {
-        g->large++;
-        return 0;
-    }
+    if (data_sz > g->cfg.max_msg)
+        return MPIDI_FBOX_LARGE;
     if (unlikely(tx->state != MPIDI_FBOX_CLAIMED)) {
         if (tx->state == MPIDI_FBOX_UNCLAIMED)
             MPIDI_FBOX_claim(tx, MPIDI_FBOX_inbox(g->region, &g->cfg, peer), &g->cfg, g->me);
-        if (tx->state != MPIDI_FBOX_CLAIMED) {
-            g->nobox++;
-            return 0;
-        }
+        if (tx->state != MPIDI_FBOX_CLAIMED)
+            return MPIDI_FBOX_NOBOX;
     }
-    if (!MPIDI_FBOX_tx_ordered(tx)) {
-        g->order++;
-        return 0;
-    }
+    if (!MPIDI_FBOX_tx_ordered(tx))
+        return MPIDI_FBOX_ORDER;
 
     size_t hdr_sz = MPL_ROUND_UP_ALIGN(am_hdr_sz, MAX_ALIGNMENT);
     MPIDI_FBOX_rec_t *r = MPIDI_FBOX_tx_begin(tx, g->cfg.size, hdr_sz + data_sz);
-    if (!r) {
-        g->full++;
-        return 0;
-    }
+    if (!r)
+        return MPIDI_FBOX_FULL;
     unsigned char *p = MPIDI_FBOX_PAYLOAD(r);
     memcpy(p, am_hdr, am_hdr_sz);
     if (data_sz) {
@@ -110,7 +116,64 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_send(int grank, MPIDI_POSIX_am_header_t 
     g->bytes += data_sz;
     if (bytes_sent)
         *bytes_sent = data_sz;
-    return 1;
+    return MPIDI_FBOX_SENT;
+}
+
+/* iqueue's send: 1 when the box took the message; a message left to iqueue
+ * is counted by why. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_send(int grank, MPIDI_POSIX_am_header_t * msg_hdr,
+                                             const void *am_hdr, MPI_Aint am_hdr_sz,
+                                             const void *buf, MPI_Aint count,
+                                             MPI_Datatype datatype, MPI_Aint * bytes_sent)
+{
+    MPIDI_FBOX_result_t res = MPIDI_FBOX_try(grank, msg_hdr, am_hdr, am_hdr_sz, buf, count,
+                                             datatype, bytes_sent);
+    if (res == MPIDI_FBOX_SENT)
+        return 1;
+    MPIDI_FBOX_global.fallback[res]++;
+    return 0;
+}
+
+/* MPICH 4.0 creates and completes a request for every send; 4.1+ sends an
+ * eager message the posix layer takes at once with the pre-completed request
+ * (posix_send.h), and a box is such a layer.  On 4.0 the overlay asks this
+ * first: a whole message in the box, with the header MPIDIG's send would
+ * have written (no sender request to name: nothing answers an eager,
+ * non-synchronous send), needs no request either.  0: MPIDIG's send, which
+ * offers the message to the box again and counts why it did not fit. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_isend_lw(const void *buf, MPI_Aint count,
+                                                 MPI_Datatype datatype, int rank, int tag,
+                                                 MPIR_Comm * comm, int context_offset,
+                                                 int src_vsi, int dst_vsi,
+                                                 MPIR_Request ** request)
+{
+    /* boxes are vsi 0's; a postponed message of it goes first */
+    if (*request || src_vsi || dst_vsi || MPIDI_POSIX_global.per_vsi[0].postponed_queue)
+        return 0;
+    MPIDI_POSIX_am_header_t msg_hdr = {
+        .handler_id = MPIDIG_SEND,
+        .am_type = MPIDI_POSIX_AM_TYPE__SHORT,
+        .am_hdr_sz = sizeof(MPIDIG_hdr_t)
+    };
+    MPIDIG_hdr_t am_hdr = {
+        .src_rank = comm->rank,
+        .tag = tag,
+        .context_id = comm->context_id + context_offset,
+        .error_bits = MPIR_ERR_NONE,
+        .flags = MPIDIG_AM_SEND_FLAGS_NONE,
+        .sreq_ptr = NULL,
+        .rndv_hdr_sz = 0
+    };
+    MPIDI_Datatype_check_size(datatype, count, am_hdr.data_sz);
+    MPI_Aint sent;
+    int done;
+    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+    done = MPIDI_FBOX_try(MPIDIU_rank_to_lpid(rank, comm), &msg_hdr, &am_hdr, sizeof(am_hdr),
+                          buf, count, datatype, &sent) == MPIDI_FBOX_SENT;
+    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    if (done)
+        *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
+    return done;
 }
 
 /* iqueue took a cell for grank's local rank */

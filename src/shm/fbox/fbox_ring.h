@@ -10,14 +10,16 @@
  * far it has read, how many queue messages of the sender it has taken), a
  * line the sender writes once (who it is), then a ring of `size` bytes.
  *
- * Records start on a cache line: a 16-byte header (a mark, the payload's
- * length + 1, stored last with release order; MPICH's 8-byte posix message
- * header), then the payload.  The line after the newest record holds a zero
- * mark, stored
- * before that record is published, so the receiver never takes what an
- * earlier lap left there (a header, or payload bytes) for a new record.  A
- * record that does not fit before the ring's end goes to its start, and the
- * line where it would have gone says so (MPIDI_FBOX_WRAP), published after it.
+ * Records start on 16 bytes (MPIDI_FBOX_REC_ALIGN): a 16-byte header (a mark,
+ * the payload's length + 1, stored last with release order; MPICH's 8-byte
+ * posix message header), then the payload.  An 8-byte message with MPIDIG's
+ * 48-byte header takes 80 bytes, so a 4 KiB box holds 50 of them (cache
+ * lines: 25 against 32 on whole lines).  The slot after the newest record
+ * holds a zero mark, stored before that record is published, so the receiver
+ * never takes what an earlier lap left there (a header, or payload bytes) for
+ * a new record.  A record that does not fit before the ring's end goes to its
+ * start, and the slot where it would have gone says so (MPIDI_FBOX_WRAP),
+ * published after it.
  * Only the claim is an atomic read-modify-write; the data path is loads,
  * stores and one release store per message on each side.
  */
@@ -28,6 +30,7 @@
 #include <stdint.h>
 
 #define MPIDI_FBOX_LINE 64
+#define MPIDI_FBOX_REC_ALIGN 16
 #define MPIDI_FBOX_WRAP UINT32_MAX
 
 /* the measured defaults (doc/shm.md) */
@@ -75,7 +78,7 @@ typedef struct {
     uint64_t iq_seen;           /* box->iq_seen as last read */
     MPIDI_FBOX_claim_t state;
     /* set by MPIDI_FBOX_tx_begin for MPIDI_FBOX_tx_publish */
-    MPIDI_FBOX_rec_t *wrap;     /* the line that says "go to the start", or NULL */
+    MPIDI_FBOX_rec_t *wrap;     /* the slot that says "go to the start", or NULL */
     uint64_t next_head;
 } MPIDI_FBOX_tx_t;
 
@@ -106,15 +109,11 @@ enum {
 int MPIDI_FBOX_configure(int size, int max_peers, int max_msg, int nlocal,
                          MPIDI_FBOX_config_t * out);
 
-static inline size_t MPIDI_FBOX_round_line(size_t n)
-{
-    return (n + MPIDI_FBOX_LINE - 1) & ~(size_t) (MPIDI_FBOX_LINE - 1);
-}
-
 /* bytes a record of `payload` bytes takes in the ring */
 static inline size_t MPIDI_FBOX_rec_bytes(size_t payload)
 {
-    return MPIDI_FBOX_round_line(sizeof(MPIDI_FBOX_rec_t) + payload);
+    return (sizeof(MPIDI_FBOX_rec_t) + payload + MPIDI_FBOX_REC_ALIGN - 1) &
+        ~(size_t) (MPIDI_FBOX_REC_ALIGN - 1);
 }
 
 static inline size_t MPIDI_FBOX_box_bytes(size_t size)
@@ -178,7 +177,7 @@ static inline MPIDI_FBOX_rec_t *MPIDI_FBOX_tx_begin(MPIDI_FBOX_tx_t * tx, size_t
 
     if (at + rec > size)
         skip = size - at;
-    need = skip + rec + MPIDI_FBOX_LINE;        /* the record and the line after it */
+    need = skip + rec + MPIDI_FBOX_REC_ALIGN;   /* the record and the slot after it */
     if (tx->head + need - tx->tail > size) {
         tx->tail = __atomic_load_n(&tx->box->tail, __ATOMIC_ACQUIRE);
         if (tx->head + need - tx->tail > size)
