@@ -40,6 +40,8 @@
 /* a posix eager receive transaction's VCIs (4.0: "vsi") */
 #define MMC_EAGER_SRC_VCI src_vci
 #define MMC_EAGER_DST_VCI dst_vci
+/* the posix layer's state of one VCI (4.0: "vsi") */
+#define MMC_POSIX_PER_VCI(v_) (MPIDI_POSIX_global.per_vci[v_])
 
 #else /* 4.0.x */
 
@@ -61,6 +63,7 @@
 #define MMC_TYPEREP_PACK MPIR_Typerep_pack
 #define MMC_EAGER_SRC_VCI src_vsi
 #define MMC_EAGER_DST_VCI dst_vsi
+#define MMC_POSIX_PER_VCI(v_) (MPIDI_POSIX_global.per_vsi[v_])
 #define MMC_IPC_RECV_COMPLETE(rreq_)                                    \
     do {                                                                \
         MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(rreq_, datatype)); \

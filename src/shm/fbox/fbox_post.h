@@ -148,7 +148,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_isend_lw(const void *buf, MPI_Aint count
                                                  MPIR_Request ** request)
 {
     /* boxes are vsi 0's; a postponed message of it goes first */
-    if (*request || src_vsi || dst_vsi || MPIDI_POSIX_global.per_vsi[0].postponed_queue)
+    if (*request || src_vsi || dst_vsi || MMC_POSIX_PER_VCI(0).postponed_queue)
         return 0;
     MPIDI_POSIX_am_header_t msg_hdr = {
         .handler_id = MPIDIG_SEND,
