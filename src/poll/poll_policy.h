@@ -113,16 +113,19 @@ static inline unsigned MPIDI_POLL_pass_ratio(const MPIDI_POLL_arbiter_t * a,
  * (the bound of every policy: strangers on its port, peers connecting and
  * its timers still get an answer): one not used by any rank of the job
  * whatever the wait, one with nothing in flight while a wait needs only
- * shared memory (adaptive's hint).  Asked only on passes the policy would
- * poll the netmod on; round-robin and stock are MPICH's orders and ask
- * nothing. */
+ * shared memory under adaptive (the only policy whose waits carry hints:
+ * the first wait after a switch to another policy still carries one).
+ * Asked only on passes the policy would poll the netmod on; round-robin and
+ * stock are MPICH's orders and ask nothing. */
 static inline int MPIDI_POLL_nm_idle(const MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t wait)
 {
     if (!a->nm_state || a->policy == MPIDI_POLL_POLICY_ROUNDROBIN ||
         a->policy == MPIDI_POLL_POLICY_STOCK)
         return 0;
     MPIDI_POLL_nm_state_t s = a->nm_state();
-    return s == MPIDI_POLL_NM_UNUSED || (s == MPIDI_POLL_NM_QUIET && wait == MPIDI_POLL_WAIT_LOCAL);
+    return s == MPIDI_POLL_NM_UNUSED ||
+        (s == MPIDI_POLL_NM_QUIET && wait == MPIDI_POLL_WAIT_LOCAL &&
+         a->policy == MPIDI_POLL_POLICY_ADAPTIVE);
 }
 
 /* Called once per pass in which both channels are eligible; returns 1 when

@@ -443,6 +443,9 @@ static void test_idle_netmod(void)
         { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_REMOTE, 100, 100 },
         { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_ANY, 100, 100 },
         { MPIDI_POLL_POLICY_STATIC, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_ANY, 5000, 100 },
+        /* a hint left from adaptive (the first wait after a switch) */
+        { MPIDI_POLL_POLICY_STATIC, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_LOCAL, 5000, 100 },
+        { MPIDI_POLL_POLICY_DYNAMIC, MPIDI_POLL_NM_QUIET, MPIDI_POLL_WAIT_LOCAL, 100, 100 },
         /* busy: the policy alone */
         { MPIDI_POLL_POLICY_ADAPTIVE, MPIDI_POLL_NM_BUSY, MPIDI_POLL_WAIT_LOCAL, 5000, 100 },
         /* round-robin and stock are MPICH's orders: they never ask */
