@@ -19,7 +19,8 @@
  *
  * PHASE: link (1 pair: MPI, raw TCP and memcpy by size, round trip), net
  * (2 pairs: eager to 16 MiB, all rendezvous; raw TCP buffers in pair 0's
- * processes), cma (3 pairs: copy path, CMA, CMA split), policy (3 ranks:
+ * processes), cma (3 pairs: copy path, CMA, CMA split), fbox (2 pairs:
+ * fast boxes up to a quarter of the box, MPICH's queue), policy (3 ranks:
  * 0 and 1 on one node, 2 on another; policies written through MPI_T), ab
  * (2 pairs: defaults, tuned; raw TCP in pair 0's processes beside them,
  * or memcpy with --ceiling memcpy; every size from --min), cvars (the
@@ -42,6 +43,7 @@
 #include "tune_policy.h"
 #include "tcp_policy.h"         /* what the thresholds' -1 resolves to */
 #include "cma_policy.h"
+#include "fbox_ring.h"
 
 enum { OP_STOP, OP_MPI, OP_RAW, OP_MEMCPY, OP_MIXED, OP_POLICY };
 enum { TAG_CMD = 7000, TAG_RES, TAG_DATA, TAG_SETUP, TAG_STREAM };
@@ -661,6 +663,35 @@ static void phase_cma(void)
               max_size, dflt, max_size);
 }
 
+/* the fast boxes of a job of this MPICH: the CVARs resolved as MPI_Init
+ * resolves them for two local ranks (size 0: off, or not in this build) */
+static MPIDI_FBOX_config_t fbox_config(void)
+{
+    MPIDI_FBOX_config_t c = { 0 };
+    if (MPIDI_FBOX_configure(mmc_cvar_int("MPIR_CVAR_CH4_SHM_FASTBOX_SIZE", 0),
+                             mmc_cvar_int("MPIR_CVAR_CH4_SHM_FASTBOX_MAX_PEERS", -1),
+                             mmc_cvar_int("MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG", -1), 2, &c) != 0)
+        c.size = 0;
+    return c;
+}
+
+/* fbox: pair 0 sends every size its box takes through the box, pair 1 none
+ * (FASTBOX_MAX_MSG=0: MPICH's queue), on one node.  The box size is the
+ * node's, so it cannot differ between pairs of one job: the limit is
+ * measured on the box the job has, and is where the queue stops losing. */
+static void phase_fbox(void)
+{
+    MPIDI_FBOX_config_t c = fbox_config();
+    size_t top = c.size / 4;
+    if (top < 8) {
+        out("{\"kind\":\"error\",\"what\":\"fast boxes are off: no limit to measure\"}");
+        return;
+    }
+    contender_t k[2] = { mpi_pair("box", 0), mpi_pair("queue", 1) };
+    crossover("fbox", "MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG", k, 2, 0, 1, 1, 0, 8,
+              top < max_size ? top : max_size, dflt, top);
+}
+
 /* policy: each candidate written through MPI_T on ranks 0-2, then the mixed
  * load; intra-node latency and the stream's time against the first */
 static void phase_policy(char *list)
@@ -782,19 +813,21 @@ static void defaults(void)
     int eager = mmc_cvar_int("MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", -1);
     int p2p = mmc_cvar_int("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", -1);
     int split = mmc_cvar_int("MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD", -1);
+    MPIDI_FBOX_config_t fbox = fbox_config();
     char policy[256] = "";
     mmc_cvar_enum_walk("MPIR_CVAR_CH4_POLL_POLICY", NULL,
                        mmc_cvar_int("MPIR_CVAR_CH4_POLL_POLICY", -1), policy, sizeof(policy));
     out("{\"kind\":\"defaults\",\"values\":{\"MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE\":%d,"
         "\"MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD\":%d,\"MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD\":%zu,"
         "\"MPIR_CVAR_CH4_TCP_SNDBUF_SIZE\":%d,\"MPIR_CVAR_CH4_TCP_RCVBUF_SIZE\":%d,"
-        "\"MPIR_CVAR_CH4_POLL_POLICY\":\"%s\",\"MPIR_CVAR_CH4_POLL_STATIC_RATIO\":%d},"
-        "\"eager_max\":%d}",
+        "\"MPIR_CVAR_CH4_POLL_POLICY\":\"%s\",\"MPIR_CVAR_CH4_POLL_STATIC_RATIO\":%d,"
+        "\"MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG\":%zu},\"eager_max\":%d,\"fbox_size\":%zu}",
         eager < 0 ? MPIDI_TCP_EAGER_DEFAULT : eager, p2p < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT : p2p,
         split < 0 ? MPIDI_CMA_SPLIT_DEFAULT : (size_t) split,
         mmc_cvar_int("MPIR_CVAR_CH4_TCP_SNDBUF_SIZE", 0),
         mmc_cvar_int("MPIR_CVAR_CH4_TCP_RCVBUF_SIZE", 0), policy,
-        mmc_cvar_int("MPIR_CVAR_CH4_POLL_STATIC_RATIO", 50), MPIDI_TCP_EAGER_MAX);
+        mmc_cvar_int("MPIR_CVAR_CH4_POLL_STATIC_RATIO", 50), fbox.max_msg, MPIDI_TCP_EAGER_MAX,
+        fbox.size);
 }
 
 /* cvars: the defaults, then every NAME=VALUE read back through MPI_T */
@@ -906,7 +939,8 @@ int main(int argc, char **argv)
     }
     rounds = rounds < 1 ? 1 : rounds > MMC_TUNE_MAX_ROUNDS ? MMC_TUNE_MAX_ROUNDS : rounds;
     deadline = now() + budget;
-    int need = !strcmp(phase, "net") || !strcmp(phase, "ab") ? 4 : !strcmp(phase, "cma") ? 6
+    int need = !strcmp(phase, "net") || !strcmp(phase, "ab") || !strcmp(phase, "fbox") ? 4
+        : !strcmp(phase, "cma") ? 6
         : !strcmp(phase, "policy") ? 3 : !strcmp(phase, "cvars") ? 1 : 2;
     if (nprocs < need) {
         if (rank == 0)
@@ -939,6 +973,8 @@ int main(int argc, char **argv)
             phase_net(bufs, nb);
         else if (!strcmp(phase, "cma"))
             phase_cma();
+        else if (!strcmp(phase, "fbox"))
+            phase_fbox();
         else if (!strcmp(phase, "policy") && policies)
             phase_policy(policies);
         else if (!strcmp(phase, "ab"))

@@ -1,7 +1,8 @@
 /*
  * mpich-multichannel: fast boxes, their layout and the single-producer
  * single-consumer protocol of one box.  Plain C, no MPICH headers: the posix
- * glue (fbox_post.h) and the unit tests (test/unit/test_fbox.c) include it.
+ * glue (fbox_post.h), the unit tests (test/unit/test_fbox.c) and the tuner
+ * (tune/mc_tune_probe.c, for the CVARs' defaults) include it.
  *
  * A node's region holds an inbox per local rank: a line with the count of
  * boxes senders have claimed in it, then max_peers boxes.  A box belongs to
