@@ -109,7 +109,7 @@ MPL_STATIC_INLINE_PREFIX MPIDI_FBOX_result_t MPIDI_FBOX_try(int grank,
     }
     MPIDI_POSIX_am_header_t h = *msg_hdr;
     h.am_hdr_sz = hdr_sz;       /* the data starts aligned, as in an iqueue cell */
-    memcpy(&r->msg_hdr, &h, sizeof(h));
+    memcpy(&r->msg_hdr, &h, sizeof(r->msg_hdr));
     MPIDI_FBOX_tx_publish(tx, r, (uint32_t) (hdr_sz + data_sz));
 
     g->msgs++;
@@ -188,7 +188,13 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queued(int grank)
 MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction_t * t,
                                               MPIDI_FBOX_rx_t * rx, MPIDI_FBOX_rec_t * r)
 {
-    t->msg_hdr = &r->msg_hdr;
+    /* a record holds the header but its last word, which MPICH leaves unused */
+    _Static_assert(offsetof(MPIDI_POSIX_am_header_t, unused) == sizeof(r->msg_hdr) &&
+                   sizeof(MPIDI_POSIX_am_header_t) == sizeof(rx->msg_hdr),
+                   "MPICH's posix message header is not the one fast boxes know");
+    rx->msg_hdr = 0;
+    memcpy(&rx->msg_hdr, &r->msg_hdr, sizeof(r->msg_hdr));
+    t->msg_hdr = (MPIDI_POSIX_am_header_t *) &rx->msg_hdr;
     t->payload = MPIDI_FBOX_PAYLOAD(r);
     t->payload_sz = MPIDI_FBOX_LEN(r);
     t->src_local_rank = rx->src;

@@ -11,11 +11,14 @@
  * far it has read, how many queue messages of the sender it has taken), a
  * line the sender writes once (who it is), then a ring of `size` bytes.
  *
- * Records start on 16 bytes (MPIDI_FBOX_REC_ALIGN): a 16-byte header (a mark,
- * the payload's length + 1, stored last with release order; MPICH's 8-byte
- * posix message header), then the payload.  An 8-byte message with MPIDIG's
- * 48-byte header takes 80 bytes, so a 4 KiB box holds 50 of them (cache
- * lines: 25 against 32 on whole lines).  The slot after the newest record
+ * Records start on 16 bytes (MPIDI_FBOX_REC_ALIGN): an 8-byte header (a mark,
+ * the payload's length + 1, stored last with release order; the 4 bytes of
+ * MPICH's posix message header that carry anything), then the payload.  An
+ * 8-byte message with MPIDIG's 48-byte header takes 64 bytes, one cache line
+ * when records of that size follow each other: the receiver's one miss on the
+ * mark brings the whole message (with a 16-byte header it took 80 bytes, and
+ * most messages two lines: the profile of the message rate had the second
+ * miss, in MPIDIG's handler, at a fifth of its time).  The slot after the newest record
  * holds a zero mark, stored before that record is published, so the receiver
  * never takes what an earlier lap left there (a header, or payload bytes) for
  * a new record.  A record that does not fit before the ring's end goes to its
@@ -57,8 +60,7 @@ typedef struct {
 
 typedef struct {
     uint32_t mark;              /* 0 = not yet; MPIDI_FBOX_WRAP; else payload bytes + 1 */
-    uint32_t unused;
-    uint64_t msg_hdr;           /* MPICH's posix message header */
+    uint32_t msg_hdr;           /* MPICH's posix message header but its unused word */
 } MPIDI_FBOX_rec_t;
 
 #define MPIDI_FBOX_PAYLOAD(rec_) ((unsigned char *) (rec_) + sizeof(MPIDI_FBOX_rec_t))
@@ -88,6 +90,7 @@ typedef struct {
     MPIDI_FBOX_box_t *box;
     uint64_t tail;
     int src;                    /* the sender's local rank */
+    uint64_t msg_hdr;           /* the record taken: its posix header, whole */
 } MPIDI_FBOX_rx_t;
 
 typedef struct {
