@@ -18,12 +18,12 @@
  * when records of that size follow each other: the receiver's one miss on the
  * mark brings the whole message (with a 16-byte header it took 80 bytes, and
  * most messages two lines: the profile of the message rate had the second
- * miss, in MPIDIG's handler, at a fifth of its time).  The slot after the newest record
- * holds a zero mark, stored before that record is published, so the receiver
- * never takes what an earlier lap left there (a header, or payload bytes) for
- * a new record.  A record that does not fit before the ring's end goes to its
- * start, and the slot where it would have gone says so (MPIDI_FBOX_WRAP),
- * published after it.
+ * miss, in MPIDIG's handler, at a fifth of its time).  The slot after the
+ * newest record holds a zero mark, stored before that record is published, so
+ * the receiver never takes what an earlier lap left there (a header, or
+ * payload bytes) for a new record.  A record that does not fit before the
+ * ring's end goes to its start, and the slot where it would have gone says so
+ * (MPIDI_FBOX_WRAP), published after it.
  * Only the claim is an atomic read-modify-write; the data path is loads,
  * stores and one release store per message on each side.
  */
