@@ -147,25 +147,25 @@ static void register_pvars(void)
 {
     MPIDI_POLL_arbiter_t *a = &MPIDI_POLL_global;
 
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_shm_polls",
-             &a->shm_polls, "Progress passes that polled shared memory");
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_polls",
-             &a->nm_polls, "Progress passes that polled the netmod");
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_skipped",
-             &a->nm_skipped, "Progress passes on which the arbiter skipped the netmod");
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_idle",
-             &a->nm_idle, "Of those, passes on which the policy was due to poll the netmod and "
-             "the netmod had nothing to wait for");
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_shm_msgs",
-             &a->msgs[MPIDI_POLL_SHM], "Incoming messages discovered by shared memory");
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_nm_msgs",
-             &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod");
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_ratio_updates",
-             &a->ratio_updates, "Times the dynamic ratio was recomputed");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_shm_polls",
+                     &a->shm_polls, "Progress passes that polled shared memory");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_polls",
+                     &a->nm_polls, "Progress passes that polled the netmod");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_skipped",
+                     &a->nm_skipped, "Progress passes on which the arbiter skipped the netmod");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_idle",
+                     &a->nm_idle, "Of those, passes on which the policy was due to poll the "
+                     "netmod and the netmod had nothing to wait for");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_shm_msgs",
+                     &a->msgs[MPIDI_POLL_SHM], "Incoming messages discovered by shared memory");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_msgs",
+                     &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_ratio_updates",
+                     &a->ratio_updates, "Times the dynamic ratio was recomputed");
     MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_ratio",
              &a->ratio, "Current shared-memory polls per netmod poll (outside wait hints)");
-    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, "ch4_poll_yields",
-             &a->yields, "Empty progress passes that ended with sched_yield()");
+    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_yields",
+                     &a->yields, "Empty progress passes that ended with sched_yield()");
     MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_yield_after",
              &a->yield_after, "Empty passes before a rank yields (0: never)");
 }
