@@ -23,9 +23,13 @@
 
 static int armed = -1;
 
+/* the rank as the launcher tells it: hydra and Slurm's pmi2 set PMI_RANK,
+ * a PMIx launcher PMIX_RANK */
 static int arm(void)
 {
     const char *r = getenv("MMC_CORRUPT_RANK"), *me = getenv("PMI_RANK");
+    if (!me)
+        me = getenv("PMIX_RANK");
     return r && me && getenv("MMC_CORRUPT") && atoi(r) == atoi(me);
 }
 
