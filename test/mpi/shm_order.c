@@ -3,8 +3,10 @@
  * box and MPICH's queue, and every byte, under the boxes' limits.
  *
  *   order  every rank but 0 sends rank 0 messages of sizes around
- *          MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG (and pipelined ones), some in
- *          windows of nonblocking sends; rank 0 receives them with wildcard
+ *          MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG and a compact record's limit
+ *          (48 bytes), and pipelined ones, some in windows of nonblocking
+ *          sends, some of those synchronous (never a compact record, whatever
+ *          the size); rank 0 receives them with wildcard
  *          and specific receives and checks each one's place and bytes
  *   fill   rank 1 sends 3000 small messages while rank 0 computes, so its box
  *          fills and the rest go through the queue; rank 0 then checks all
@@ -38,11 +40,11 @@ static size_t effective_max_msg(void)
 static size_t size_of(int i)
 {
     size_t around[] = { 0, 1, 8, max_msg - 1, max_msg, max_msg + 1, 4, 2 * max_msg + 3,
-        max_msg > 64 ? max_msg - 64 : 2, 100
+        max_msg > 64 ? max_msg - 64 : 2, 100, 48, 49
     };
     if (i % 37 == 36)
         return 150000 + (size_t) i;     /* pipelined through the queue */
-    return around[i % 10];
+    return around[i % (sizeof(around) / sizeof(around[0]))];
 }
 
 #define NMSG 600
@@ -58,7 +60,12 @@ static void order_send(void)
         int n = 0;
         for (; n < WINDOW && i < NMSG; n++, i++) {
             mmc_fill(buf + n * big, size_of(i), i, rank);
-            MPI_Isend(buf + n * big, (int) size_of(i), MPI_BYTE, 0, i, MPI_COMM_WORLD, &req[n]);
+            if (n % 4 == 3)
+                MPI_Issend(buf + n * big, (int) size_of(i), MPI_BYTE, 0, i, MPI_COMM_WORLD,
+                           &req[n]);
+            else
+                MPI_Isend(buf + n * big, (int) size_of(i), MPI_BYTE, 0, i, MPI_COMM_WORLD,
+                          &req[n]);
         }
         MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
         for (int k = 0; k < 3 && i < NMSG; k++, i++) {

@@ -93,6 +93,12 @@ static unsigned char msg_byte(unsigned i, size_t k)
     return (unsigned char) (i * 31 + k * 7 + 0xA5);
 }
 
+/* every third message a compact record */
+static uint32_t msg_compact(unsigned i)
+{
+    return i % 3 ? 0 : MPIDI_FBOX_COMPACT;
+}
+
 static int send_one(MPIDI_FBOX_tx_t * tx, size_t size, unsigned i, size_t max)
 {
     size_t len = msg_len(i, max);
@@ -102,7 +108,7 @@ static int send_one(MPIDI_FBOX_tx_t * tx, size_t size, unsigned i, size_t max)
     for (size_t k = 0; k < len; k++)
         MPIDI_FBOX_PAYLOAD(r)[k] = msg_byte(i, k);
     r->msg_hdr = i;
-    MPIDI_FBOX_tx_publish(tx, r, (uint32_t) len);
+    MPIDI_FBOX_tx_publish(tx, r, (uint32_t) len, msg_compact(i));
     return 1;
 }
 
@@ -112,7 +118,8 @@ static int recv_one(MPIDI_FBOX_rx_t * rx, size_t size, unsigned i, size_t max)
     MPIDI_FBOX_rec_t *r = MPIDI_FBOX_rx_peek(rx, size);
     if (!r)
         return 0;
-    int ok = r->msg_hdr == i && MPIDI_FBOX_LEN(r) == msg_len(i, max);
+    int ok = r->msg_hdr == i && MPIDI_FBOX_LEN(r) == msg_len(i, max) &&
+        MPIDI_FBOX_IS_COMPACT(r) == (msg_compact(i) != 0);
     for (size_t k = 0; ok && k < MPIDI_FBOX_LEN(r); k++)
         ok = MPIDI_FBOX_PAYLOAD(r)[k] == msg_byte(i, k);
     MPIDI_FBOX_rx_consume(rx, size);
@@ -192,7 +199,7 @@ static void test_stale(void)
             break;
         memset(MPIDI_FBOX_PAYLOAD(r), 0xFF, len);
         r->msg_hdr = i;
-        MPIDI_FBOX_tx_publish(&tx, r, (uint32_t) len);
+        MPIDI_FBOX_tx_publish(&tx, r, (uint32_t) len, 0);
         MPIDI_FBOX_rec_t *q = MPIDI_FBOX_rx_peek(&rx, p.size);
         CHECK(q == r && q->msg_hdr == i && MPIDI_FBOX_LEN(q) == len);
         MPIDI_FBOX_rx_consume(&rx, p.size);
@@ -243,6 +250,40 @@ static void test_threads(void)
     free(region);
 }
 
+/* a compact record of an 8-byte message takes half a line, a full one (the
+ * 48-byte MPIDIG header padded) a whole line */
+static void test_compact(void)
+{
+    MPIDI_FBOX_tx_t tx;
+    MPIDI_FBOX_rx_t rx;
+    pair_t p;
+    void *region;
+    pair_init(&p, &tx, &rx, &region, 4096, 1024, 0);
+    size_t compact = sizeof(MPIDI_FBOX_compact_t) + 8;
+    CHECK(MPIDI_FBOX_rec_bytes(compact) == MPIDI_FBOX_LINE / 2);
+    CHECK(MPIDI_FBOX_rec_bytes(48 + 8) == MPIDI_FBOX_LINE);
+    CHECK(MPIDI_FBOX_rec_bytes(sizeof(MPIDI_FBOX_compact_t) + MPIDI_FBOX_COMPACT_MAX) ==
+          MPIDI_FBOX_LINE);
+    for (unsigned i = 0; i < 4; i++) {
+        MPIDI_FBOX_rec_t *r = MPIDI_FBOX_tx_begin(&tx, p.size, compact);
+        CHECK(r != NULL && (unsigned char *) r == tx.box->ring + i * MPIDI_FBOX_LINE / 2);
+        if (!r)
+            break;
+        r->msg_hdr = i;
+        MPIDI_FBOX_tx_publish(&tx, r, (uint32_t) compact, MPIDI_FBOX_COMPACT);
+        CHECK(r->mark != MPIDI_FBOX_WRAP);
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        MPIDI_FBOX_rec_t *q = MPIDI_FBOX_rx_peek(&rx, p.size);
+        CHECK(q && q->msg_hdr == i && MPIDI_FBOX_IS_COMPACT(q) && MPIDI_FBOX_LEN(q) == compact);
+        if (!q)
+            break;
+        MPIDI_FBOX_rx_consume(&rx, p.size);
+    }
+    CHECK(rx.tail == 2 * MPIDI_FBOX_LINE && MPIDI_FBOX_rx_peek(&rx, p.size) == NULL);
+    free(region);
+}
+
 /* the sender's order rule against MPICH's queue */
 static void test_order(void)
 {
@@ -266,5 +307,6 @@ int main(void)
     run("stale payloads never read as records", test_stale);
     run("one box, two threads: 300000 messages in order, bytes intact", test_threads);
     run("no box message overtakes the queue", test_order);
+    run("compact records: two 8-byte messages per line", test_compact);
     return unit_summary();
 }

@@ -33,6 +33,12 @@ typedef enum {
     MPIDI_FBOX_RESULTS
 } MPIDI_FBOX_result_t;
 
+/* a compact record's message as MPIDIG's send wrote it, the data after the header */
+typedef struct {
+    MPIDIG_hdr_t hdr;
+    unsigned char data[MPIDI_FBOX_COMPACT_MAX];
+} MPIDI_FBOX_compact_msg_t;
+
 typedef struct {
     int on;                     /* this node's ranks have inboxes */
     int sending;                /* this rank sends through boxes (its own CVARs) */
@@ -49,6 +55,7 @@ typedef struct {
     uint64_t *iq_taken;         /* [num_local]: iqueue messages taken from each sender */
     int stashed;
     MPIDI_POSIX_eager_recv_transaction_t stash;
+    MPIDI_FBOX_compact_msg_t compact;   /* the compact record taken, rebuilt */
     /* MPI_T performance variables (category CH4_FASTBOX) */
     unsigned long long msgs, bytes;
     unsigned long long fallback[MPIDI_FBOX_RESULTS];    /* by MPIDI_FBOX_result_t */
@@ -60,6 +67,24 @@ int MPIDI_FBOX_init(void);
 int MPIDI_FBOX_finalize(void);
 /* boxes claimed in this rank's inbox since it last looked */
 void MPIDI_FBOX_found(void);
+
+/* MPIDI_FBOX_COMPACT when the message is a plain eager send whose MPIDIG
+ * header the receiver can rebuild from the source rank, tag and context id
+ * (fbox_ring.h), else 0 */
+MPL_STATIC_INLINE_PREFIX uint32_t MPIDI_FBOX_compact_kind(const MPIDI_POSIX_am_header_t *
+                                                          msg_hdr, const void *am_hdr,
+                                                          MPI_Aint am_hdr_sz, size_t data_sz)
+{
+    const MPIDIG_hdr_t *h = am_hdr;
+
+    if (msg_hdr->handler_id != MPIDIG_SEND || msg_hdr->am_type != MPIDI_POSIX_AM_TYPE__SHORT ||
+        am_hdr_sz != sizeof(MPIDIG_hdr_t) || data_sz > MPIDI_FBOX_COMPACT_MAX)
+        return 0;
+    if (h->flags != MPIDIG_AM_SEND_FLAGS_NONE || h->error_bits != MPIR_ERR_NONE ||
+        h->rndv_hdr_sz != 0 || h->data_sz != (MPI_Aint) data_sz)
+        return 0;
+    return MPIDI_FBOX_COMPACT;
+}
 
 /* Puts a whole message into the peer's box, or says why not. */
 MPL_STATIC_INLINE_PREFIX MPIDI_FBOX_result_t MPIDI_FBOX_try(int grank,
@@ -93,12 +118,24 @@ MPL_STATIC_INLINE_PREFIX MPIDI_FBOX_result_t MPIDI_FBOX_try(int grank,
     if (!MPIDI_FBOX_tx_ordered(tx))
         return MPIDI_FBOX_ORDER;
 
-    size_t hdr_sz = MPL_ROUND_UP_ALIGN(am_hdr_sz, MAX_ALIGNMENT);
+    uint32_t compact = MPIDI_FBOX_compact_kind(msg_hdr, am_hdr, am_hdr_sz, data_sz);
+    size_t hdr_sz = compact ? sizeof(MPIDI_FBOX_compact_t) :
+        MPL_ROUND_UP_ALIGN(am_hdr_sz, MAX_ALIGNMENT);
     MPIDI_FBOX_rec_t *r = MPIDI_FBOX_tx_begin(tx, g->cfg.size, hdr_sz + data_sz);
     if (!r)
         return MPIDI_FBOX_FULL;
     unsigned char *p = MPIDI_FBOX_PAYLOAD(r);
-    memcpy(p, am_hdr, am_hdr_sz);
+    if (compact) {
+        const MPIDIG_hdr_t *h = am_hdr;
+        MPIDI_FBOX_compact_t c = { .src_rank = h->src_rank, .tag = h->tag };
+        memcpy(p, &c, sizeof(c));
+        r->msg_hdr = h->context_id;
+    } else {
+        MPIDI_POSIX_am_header_t mh = *msg_hdr;
+        mh.am_hdr_sz = hdr_sz;  /* the data starts aligned, as in an iqueue cell */
+        memcpy(&r->msg_hdr, &mh, sizeof(r->msg_hdr));
+        memcpy(p, am_hdr, am_hdr_sz);
+    }
     if (data_sz) {
         if (contig) {
             memcpy(p + hdr_sz, (const char *) buf + true_lb, data_sz);
@@ -107,10 +144,7 @@ MPL_STATIC_INLINE_PREFIX MPIDI_FBOX_result_t MPIDI_FBOX_try(int grank,
             MMC_TYPEREP_PACK(buf, count, datatype, 0, p + hdr_sz, data_sz, &packed);
         }
     }
-    MPIDI_POSIX_am_header_t h = *msg_hdr;
-    h.am_hdr_sz = hdr_sz;       /* the data starts aligned, as in an iqueue cell */
-    memcpy(&r->msg_hdr, &h, sizeof(r->msg_hdr));
-    MPIDI_FBOX_tx_publish(tx, r, (uint32_t) (hdr_sz + data_sz));
+    MPIDI_FBOX_tx_publish(tx, r, (uint32_t) (hdr_sz + data_sz), compact);
 
     g->msgs++;
     g->bytes += data_sz;
@@ -192,11 +226,40 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction
     _Static_assert(offsetof(MPIDI_POSIX_am_header_t, unused) == sizeof(r->msg_hdr) &&
                    sizeof(MPIDI_POSIX_am_header_t) == sizeof(rx->msg_hdr),
                    "MPICH's posix message header is not the one fast boxes know");
+    /* the posix layer finds the data am_hdr_sz bytes after MPIDIG's header */
+    _Static_assert(offsetof(MPIDI_FBOX_compact_msg_t, data) == sizeof(MPIDIG_hdr_t)
+                   && sizeof(MPIR_Context_id_t) <= sizeof(r->msg_hdr),
+                   "MPIDIG's header is not the one compact records know");
     rx->msg_hdr = 0;
-    memcpy(&rx->msg_hdr, &r->msg_hdr, sizeof(r->msg_hdr));
+    if (MPIDI_FBOX_IS_COMPACT(r)) {
+        /* MPIDIG's header as the sender's MPIDIG_SEND wrote it, the data after it */
+        MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
+        const MPIDI_FBOX_compact_t *c = (const MPIDI_FBOX_compact_t *) MPIDI_FBOX_PAYLOAD(r);
+        size_t data_sz = MPIDI_FBOX_LEN(r) - sizeof(*c);
+        MPIDI_POSIX_am_header_t mh = {
+            .handler_id = MPIDIG_SEND,
+            .am_type = MPIDI_POSIX_AM_TYPE__SHORT,
+            .am_hdr_sz = sizeof(MPIDIG_hdr_t)
+        };
+        MPIDIG_hdr_t *h = &g->compact.hdr;
+        h->src_rank = c->src_rank;
+        h->tag = c->tag;
+        h->context_id = (MPIR_Context_id_t) r->msg_hdr;
+        h->error_bits = MPIR_ERR_NONE;
+        h->flags = MPIDIG_AM_SEND_FLAGS_NONE;
+        h->sreq_ptr = NULL;
+        h->data_sz = (MPI_Aint) data_sz;
+        h->rndv_hdr_sz = 0;
+        memcpy(g->compact.data, c + 1, data_sz);
+        memcpy(&rx->msg_hdr, &mh, sizeof(r->msg_hdr));
+        t->payload = &g->compact;
+        t->payload_sz = sizeof(MPIDIG_hdr_t) + data_sz;
+    } else {
+        memcpy(&rx->msg_hdr, &r->msg_hdr, sizeof(r->msg_hdr));
+        t->payload = MPIDI_FBOX_PAYLOAD(r);
+        t->payload_sz = MPIDI_FBOX_LEN(r);
+    }
     t->msg_hdr = (MPIDI_POSIX_am_header_t *) &rx->msg_hdr;
-    t->payload = MPIDI_FBOX_PAYLOAD(r);
-    t->payload_sz = MPIDI_FBOX_LEN(r);
     t->src_local_rank = rx->src;
     t->MMC_EAGER_SRC_VCI = 0;
     t->MMC_EAGER_DST_VCI = 0;

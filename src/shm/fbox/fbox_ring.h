@@ -24,6 +24,13 @@
  * payload bytes) for a new record.  A record that does not fit before the
  * ring's end goes to its start, and the slot where it would have gone says so
  * (MPIDI_FBOX_WRAP), published after it.
+ * A plain eager send (MPIDIG's SEND, no flags, no error bits, at most
+ * MPIDI_FBOX_COMPACT_MAX data bytes) goes as a compact record: the mark says
+ * so (MPIDI_FBOX_COMPACT), the header's second word holds the context id, the
+ * payload the source rank and tag, then the data; the receiver rebuilds
+ * MPIDIG's header.  An 8-byte message then takes 32 bytes, two per line: the
+ * message rate is bound by the lines the sender writes and the receiver
+ * reads (doc/shm.md).
  * Only the claim is an atomic read-modify-write; the data path is loads,
  * stores and one release store per message on each side.
  */
@@ -36,6 +43,8 @@
 #define MPIDI_FBOX_LINE 64
 #define MPIDI_FBOX_REC_ALIGN 16
 #define MPIDI_FBOX_WRAP UINT32_MAX
+#define MPIDI_FBOX_COMPACT 0x80000000u  /* mark bit: a compact record */
+#define MPIDI_FBOX_COMPACT_MAX 48       /* data bytes: a compact record fits a line */
 
 /* the measured defaults (doc/shm.md) */
 #define MPIDI_FBOX_SIZE_DEFAULT 4096
@@ -59,12 +68,21 @@ typedef struct {
 } MPIDI_FBOX_inbox_t;
 
 typedef struct {
-    uint32_t mark;              /* 0 = not yet; MPIDI_FBOX_WRAP; else payload bytes + 1 */
-    uint32_t msg_hdr;           /* MPICH's posix message header but its unused word */
+    uint32_t mark;              /* 0 = not yet; MPIDI_FBOX_WRAP; else payload bytes + 1,
+                                 * with MPIDI_FBOX_COMPACT for a compact record */
+    uint32_t msg_hdr;           /* MPICH's posix message header but its unused word;
+                                 * a compact record: the context id */
 } MPIDI_FBOX_rec_t;
 
+/* the payload of a compact record, before its data */
+typedef struct {
+    int32_t src_rank;
+    int32_t tag;
+} MPIDI_FBOX_compact_t;
+
 #define MPIDI_FBOX_PAYLOAD(rec_) ((unsigned char *) (rec_) + sizeof(MPIDI_FBOX_rec_t))
-#define MPIDI_FBOX_LEN(rec_) ((size_t) (rec_)->mark - 1)
+#define MPIDI_FBOX_LEN(rec_) ((size_t) ((rec_)->mark & ~MPIDI_FBOX_COMPACT) - 1)
+#define MPIDI_FBOX_IS_COMPACT(rec_) (((rec_)->mark & MPIDI_FBOX_COMPACT) != 0)
 
 /* The sender's side of one peer's box (private memory). */
 typedef enum {
@@ -196,11 +214,12 @@ static inline MPIDI_FBOX_rec_t *MPIDI_FBOX_tx_begin(MPIDI_FBOX_tx_t * tx, size_t
 }
 
 /* Publishes the record MPIDI_FBOX_tx_begin gave, its payload and msg_hdr
- * written: the receiver may take it from now on. */
+ * written (compact: 0 or MPIDI_FBOX_COMPACT): the receiver may take it from
+ * now on. */
 static inline void MPIDI_FBOX_tx_publish(MPIDI_FBOX_tx_t * tx, MPIDI_FBOX_rec_t * r,
-                                         uint32_t payload)
+                                         uint32_t payload, uint32_t compact)
 {
-    __atomic_store_n(&r->mark, payload + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->mark, (payload + 1) | compact, __ATOMIC_RELEASE);
     if (tx->wrap)
         __atomic_store_n(&tx->wrap->mark, MPIDI_FBOX_WRAP, __ATOMIC_RELEASE);
     tx->head = tx->next_head;
