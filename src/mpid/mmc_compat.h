@@ -82,6 +82,20 @@
 #define MMC_PVAR_COUNTER(cat_, name_, addr_, desc_) \
     MMC_PVAR(cat_, MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, name_, addr_, desc_)
 
+/* MPI_Init: more VCIs asked for than the build has (MMC_VCI_CVARS) is the
+ * user's error, reported naming the CVARs, where MPICH asserts */
+#define MMC_CHECK_VCIS_ASKED(mpi_errno_)                                        \
+    do {                                                                        \
+        int mmc_max_ = MPL_MIN(MPIDI_CH4_MAX_VCIS, MPIR_REQUEST_NUM_POOLS);     \
+        if (!MMC_VCI_CVARS_IN_RANGE || MMC_VCIS_ASKED > mmc_max_) {             \
+            char mmc_asked_[96];                                                \
+            snprintf(mmc_asked_, sizeof(mmc_asked_), "%d VCIs; this build has at most %d", \
+                     MMC_VCIS_ASKED, mmc_max_);                                 \
+            MPIR_ERR_SETANDJUMP2(mpi_errno_, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s", \
+                                 MMC_VCI_CVARS, mmc_asked_);                    \
+        }                                                                       \
+    } while (0)
+
 /* whether a rank of comm is on this node (4.0's MPIDIU_rank_is_local is gone in 4.1) */
 #define MMC_RANK_IS_LOCAL(rank_, comm_) MPIDIU_av_is_local(MPIDIU_comm_rank_to_av(comm_, rank_))
 
