@@ -8,7 +8,8 @@
  * them: beyond that the oldest silent one is dropped (a rank of the job that
  * was dropped connects again).  Out of descriptors, a spare one is given up to
  * accept and close the newcomer, so the kernel's queue never fills with
- * connections we cannot take.  Refusals are logged at a bounded rate.
+ * connections we cannot take.  Refusals are logged at a bounded rate
+ * (MPIDI_TCP_refused, tcp_sock.c).
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
@@ -17,35 +18,6 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-
-/* refusals logged per window; the rest are counted */
-#define LOG_BURST  8
-#define LOG_WINDOW 10.0
-
-static struct {
-    double window_end;
-    int logged, suppressed;
-} log_state;
-
-void MPIDI_TCP_refused(const struct sockaddr_in *from, const char *why)
-{
-    double now = MPIDI_TCP_now();
-    char addr[64];
-
-    if (now >= log_state.window_end) {
-        if (log_state.suppressed)
-            fprintf(stderr, "ch4:tcp warning: rank %d refused %d more connections in %.0f s "
-                    "(not shown)\n", MPIDI_TCP_global.rank, log_state.suppressed, LOG_WINDOW);
-        log_state.window_end = now + LOG_WINDOW;
-        log_state.logged = log_state.suppressed = 0;
-    }
-    if (log_state.logged++ >= LOG_BURST) {
-        log_state.suppressed++;
-        return;
-    }
-    fprintf(stderr, "ch4:tcp warning: rank %d refused a connection from %s: %s\n",
-            MPIDI_TCP_global.rank, MPIDI_TCP_sockaddr_str(from, addr, sizeof(addr)), why);
-}
 
 int MPIDI_TCP_accept_init(void)
 {

@@ -1,6 +1,7 @@
 /*
  * mpich-multichannel: ch4:tcp socket set-up: options, the listening socket
- * and the address it publishes.
+ * and the address it publishes; the log of refused connections, which every
+ * layer above may refuse.
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
@@ -204,4 +205,33 @@ const char *MPIDI_TCP_sockaddr_str(const struct sockaddr_in *sa, char *buf, size
 {
     MPIDI_TCP_bc_t a = {.ip = sa->sin_addr,.port = sa->sin_port };
     return MPIDI_TCP_addr_str(&a, buf, len);
+}
+
+/* refusals logged per window; the rest are counted */
+#define LOG_BURST  8
+#define LOG_WINDOW 10.0
+
+static struct {
+    double window_end;
+    int logged, suppressed;
+} log_state;
+
+void MPIDI_TCP_refused(const struct sockaddr_in *from, const char *why)
+{
+    double now = MPIDI_TCP_now();
+    char addr[64];
+
+    if (now >= log_state.window_end) {
+        if (log_state.suppressed)
+            fprintf(stderr, "ch4:tcp warning: rank %d refused %d more connections in %.0f s "
+                    "(not shown)\n", MPIDI_TCP_global.rank, log_state.suppressed, LOG_WINDOW);
+        log_state.window_end = now + LOG_WINDOW;
+        log_state.logged = log_state.suppressed = 0;
+    }
+    if (log_state.logged++ >= LOG_BURST) {
+        log_state.suppressed++;
+        return;
+    }
+    fprintf(stderr, "ch4:tcp warning: rank %d refused a connection from %s: %s\n",
+            MPIDI_TCP_global.rank, MPIDI_TCP_sockaddr_str(from, addr, sizeof(addr)), why);
 }

@@ -170,6 +170,7 @@ int MPIDI_TCP_sock_listen(void);
 int MPIDI_TCP_choose_address(struct in_addr *ip);
 const char *MPIDI_TCP_addr_str(const MPIDI_TCP_bc_t * a, char *buf, size_t len);
 const char *MPIDI_TCP_sockaddr_str(const struct sockaddr_in *sa, char *buf, size_t len);
+void MPIDI_TCP_refused(const struct sockaddr_in *from, const char *why);
 
 /* tcp_liveness.c */
 void MPIDI_TCP_liveness_setup(int fd);
@@ -178,7 +179,6 @@ void MPIDI_TCP_liveness_check(double now);
 /* tcp_accept.c */
 int MPIDI_TCP_accept_init(void);
 void MPIDI_TCP_accept(void);
-void MPIDI_TCP_refused(const struct sockaddr_in *from, const char *why);
 
 /* tcp_conn.c */
 MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing);
