@@ -6,29 +6,27 @@
  * buffer; a noncontiguous one is packed MPIDI_TCP_PACK_SEG bytes at a time.
  * When the socket takes everything at once nothing is allocated; otherwise
  * the rest waits in the connection's queue, in order, until epoll says the
- * socket is writable.  The send request completes (MPIDIG's origin callback)
- * when its last byte is in the socket.
+ * socket is writable (the connection layer's byte queue, tcp_sendq.c, which
+ * hands each entry back to MPIDI_TCP_am_sendq_refill and _done).  The send
+ * request completes (MPIDIG's origin callback) when its last byte is in the
+ * socket.
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
 
-#include <sys/epoll.h>
 #include <sys/socket.h>
 
 const MPI_Aint MPIDI_TCP_am_hdr_max = MPIDI_TCP_AM_HDR_MAX;
 
-/* writev that never raises SIGPIPE on a connection the peer closed */
-static ssize_t sendv(int fd, const struct iovec *iov, int cnt)
-{
-    struct msghdr m = {.msg_iov = (struct iovec *) iov, .msg_iovlen = cnt };
-    return sendmsg(fd, &m, MSG_NOSIGNAL);
-}
-
-static void entry_complete(MPIDI_TCP_sendq_t * e)
+/* The connection layer wrote a queued send whole, or gave up on it (err):
+ * the send completes (MPIDIG's origin callback) and its entry is freed. */
+void MPIDI_TCP_am_sendq_done(MPIDI_TCP_sendq_t * e, int err)
 {
     MPIR_Request *sreq = e->sreq;
     int handler_id = e->handler_id;
 
+    if (err != MPI_SUCCESS && sreq)
+        sreq->status.MPI_ERROR = err;
     if (e->pack_buf) {
         MPL_free(e->pack_buf);
         MPIR_Datatype_release_if_not_builtin(e->datatype);
@@ -38,8 +36,12 @@ static void entry_complete(MPIDI_TCP_sendq_t * e)
         MPIDIG_global.origin_cbs[handler_id] (sreq);
 }
 
-static void pack_next(MPIDI_TCP_sendq_t * e)
+/* The connection layer wrote all of an entry's bytes: 1 when a packed
+ * payload has another segment, now in e->iov. */
+int MPIDI_TCP_am_sendq_refill(MPIDI_TCP_sendq_t * e)
 {
+    if (!e->pack_buf || e->packed == e->data_sz)
+        return 0;
     MPI_Aint n = MPL_MIN(e->data_sz - e->packed, MPIDI_TCP_PACK_SEG), actual = 0;
     MMC_TYPEREP_PACK(e->buf, e->count, e->datatype, e->packed, e->pack_buf, n, &actual);
     MPIR_Assert(actual > 0);
@@ -48,6 +50,7 @@ static void pack_next(MPIDI_TCP_sendq_t * e)
     e->iov[1].iov_len = actual;
     e->iov_cur = &e->iov[1];
     e->iov_cnt = 1;
+    return 1;
 }
 
 void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id)
@@ -99,103 +102,6 @@ void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err)
     }
 }
 
-static void sendq_push(MPIDI_TCP_conn_t * c, MPIDI_TCP_sendq_t * e)
-{
-    e->next = NULL;
-    if (c->sq_tail)
-        c->sq_tail->next = e;
-    else
-        c->sq_head = e;
-    c->sq_tail = e;
-}
-
-void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err)
-{
-    while (c->sq_head) {
-        MPIDI_TCP_sendq_t *e = c->sq_head;
-        c->sq_head = e->next;
-        if (e->sreq)
-            e->sreq->status.MPI_ERROR = err;
-        entry_complete(e);
-    }
-    c->sq_tail = NULL;
-}
-
-static int write_error(MPIDI_TCP_conn_t * c, int err)
-{
-    MPIDI_TCP_conn_lost(c, "send", err);
-    return 1;
-}
-
-/* Writes the pending control message, then as much of the queue as the socket
- * takes, completing finished sends.  Returns nonzero when the connection
- * failed and was freed. */
-int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c)
-{
-    if (c->fd < 0)
-        return 0;
-    while (c->ctl_off < c->ctl_len) {
-        ssize_t n = send(c->fd, c->ctl + c->ctl_off, c->ctl_len - c->ctl_off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                return write_error(c, errno);
-            MPIDI_TCP_set_writing(c, 1);
-            return 0;
-        }
-        c->ctl_off += n;
-    }
-    if (c->state == MPIDI_TCP_CONN_ESTABLISHED) {
-        while (c->sq_head) {
-            MPIDI_TCP_sendq_t *e = c->sq_head;
-            ssize_t n = sendv(c->fd, e->iov_cur, e->iov_cnt);
-            if (n < 0) {
-                if (errno == EINTR)
-                    continue;
-                if (errno != EAGAIN && errno != EWOULDBLOCK)
-                    return write_error(c, errno);
-                break;
-            }
-            e->iov_cnt = MPIDI_TCP_iov_advance(&e->iov_cur, e->iov_cnt, (size_t) n);
-            if (e->iov_cnt > 0)
-                continue;
-            if (e->pack_buf && e->packed < e->data_sz) {
-                pack_next(e);
-                continue;
-            }
-            c->sq_head = e->next;
-            if (c->sq_head == NULL)
-                c->sq_tail = NULL;
-            entry_complete(e);
-        }
-    }
-    MPIDI_TCP_set_writing(c, c->sq_head && c->state == MPIDI_TCP_CONN_ESTABLISHED);
-    return 0;
-}
-
-/* A connection with bytes waiting is written on every progress call, like a
- * polling sender: epoll reports a socket writable only once a third of its
- * buffer is free, which would leave the link idle meanwhile. */
-void MPIDI_TCP_set_writing(MPIDI_TCP_conn_t * c, int writing)
-{
-    if (writing != c->writing) {
-        MPIDI_TCP_global.n_writing += writing ? 1 : -1;
-        c->writing = writing;
-        MPIDI_TCP_conn_events(c, EPOLLIN | (writing ? EPOLLOUT : 0));
-    }
-}
-
-/* a write error fails and frees its connection (MPIDI_TCP_flush) */
-void MPIDI_TCP_flush_all(void)
-{
-    for (MPIDI_TCP_conn_t * c = MPIDI_TCP_global.conns, *next; c; c = next) {
-        next = c->next;
-        if (c->writing)
-            MPIDI_TCP_flush(c);
-    }
-}
-
 int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                       const void *data, MPI_Aint count, MPI_Datatype datatype,
                       int src_vci, int dst_vci, MPIR_Request * sreq)
@@ -243,7 +149,7 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
         {(void *) payload, data_sz}
         };
         do {
-            n = sendv(c->fd, iov, data_sz ? 3 : 2);
+            n = MPIDI_TCP_sendv(c->fd, iov, data_sz ? 3 : 2);
         } while (n < 0 && errno == EINTR);
         if (n == (ssize_t) total) {
             if (sreq)
@@ -289,7 +195,7 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
         MPIR_Datatype_add_ref_if_not_builtin(datatype);
     }
     e->iov_cnt = MPIDI_TCP_iov_advance(&e->iov_cur, e->iov_cnt, (size_t) n);
-    sendq_push(c, e);
+    MPIDI_TCP_sendq_push(c, e);
     if (idle)
         MPIDI_TCP_flush(c);
 

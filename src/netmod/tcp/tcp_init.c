@@ -204,6 +204,11 @@ int MPIDI_TCP_init_local(int *tag_bits)
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_ERR_CHKANDJUMP(MMC_N_TOTAL_VCIS != 1, mpi_errno, MPI_ERR_OTHER, "**tcp_vcis");
     MPIR_ERR_CHKANDJUMP(MPIDI_TCP_auth_init() != 0, mpi_errno, MPI_ERR_OTHER, "**tcp_crypto");
+    static const MPIDI_TCP_conn_ops_t ops = {
+        .sendq_refill = MPIDI_TCP_am_sendq_refill,
+        .sendq_done = MPIDI_TCP_am_sendq_done
+    };
+    g->ops = &ops;
     g->rank = MPIR_Process.rank;
     g->size = MPIR_Process.size;
     g->listen_fd = -1;

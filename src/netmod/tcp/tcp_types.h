@@ -124,7 +124,17 @@ typedef struct {
     uint8_t key[MPIDI_TCP_KEY_SIZE];    /* proves a connection to it (tcp_auth.h) */
 } MPIDI_TCP_card_t;
 
+/* What the connection layer asks of the protocol above it (tcp_init.c wires
+ * tcp_am.c's), so that calls run one way: progress -> protocol -> connection. */
 typedef struct {
+    /* an entry's bytes are all out: 1 when it has more (a packed segment in iov) */
+    int (*sendq_refill)(MPIDI_TCP_sendq_t * e);
+    /* an entry is written whole (MPI_SUCCESS) or given up (err): complete, free it */
+    void (*sendq_done)(MPIDI_TCP_sendq_t * e, int err);
+} MPIDI_TCP_conn_ops_t;
+
+typedef struct {
+    const MPIDI_TCP_conn_ops_t *ops;
     int epfd;
     int listen_fd;
     int spare_fd;               /* given up to accept-and-close when out of descriptors */
@@ -197,11 +207,17 @@ int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno);
 void MPIDI_TCP_check_timers(double now);
 void MPIDI_TCP_sweep_posted(int probe_unconnected);
 
-/* tcp_am.c */
+/* tcp_sendq.c */
+ssize_t MPIDI_TCP_sendv(int fd, const struct iovec *iov, int cnt);
+void MPIDI_TCP_sendq_push(MPIDI_TCP_conn_t * c, MPIDI_TCP_sendq_t * e);
 int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_sendq_fail(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_set_writing(MPIDI_TCP_conn_t * c, int writing);
 void MPIDI_TCP_flush_all(void);
+
+/* tcp_am.c */
+int MPIDI_TCP_am_sendq_refill(MPIDI_TCP_sendq_t * e);
+void MPIDI_TCP_am_sendq_done(MPIDI_TCP_sendq_t * e, int err);
 void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
 int MPIDI_TCP_await_take(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
 void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err);
