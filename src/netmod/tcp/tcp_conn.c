@@ -484,46 +484,10 @@ void MPIDI_TCP_conn_fail(MPIDI_TCP_conn_t * c, int err)
         MPIDI_TCP_global.n_dead++;
     }
     MPIDI_TCP_sendq_fail(c, err);
-    MPIDI_TCP_awaits_fail(c, err);
-    MPIDI_TCP_rx_abort(c, err);
+    MPIDI_TCP_global.ops->failing(c, err);
     MPIDI_TCP_conn_free(c);
     if (chosen)
-        MPIDI_TCP_sweep_posted(0);
-}
-
-/* Receives posted for a dead peer complete with its error; called on each
- * failure and periodically, for receives posted later.  A receive from a
- * peer we have no connection to starts one (probe_unconnected): a peer that
- * died refuses it, an unreachable one times out, so the receive fails too. */
-void MPIDI_TCP_sweep_posted(int probe_unconnected)
-{
-    for (int vci = 0; vci < MMC_N_TOTAL_VCIS; vci++) {
-        MPIR_Request *r, *tmp;
-        DL_FOREACH_SAFE(MPIDI_global.per_vci[vci].posted_list, r, tmp) {
-            int src = MPIDIG_REQUEST(r, u.recv.source);
-            if (src == MPI_ANY_SOURCE || r->comm == NULL)
-                continue;
-#ifndef MPIDI_CH4_DIRECT_NETMOD
-            if (MPIDI_REQUEST(r, is_local))
-                continue;
-#endif
-            int lpid = MPIDIU_rank_to_lpid(src, r->comm);
-            if (lpid < 0 || lpid >= MPIDI_TCP_global.size)
-                continue;
-            if (probe_unconnected && !MPIDI_TCP_global.vc[lpid] &&
-                !MPIDI_TCP_global.dead_err[lpid]) {
-                MPIDI_TCP_conn_t *c;
-                MPIDI_TCP_conn_get(lpid, &c);
-            }
-            if (!MPIDI_TCP_global.dead_err[lpid])
-                continue;
-            MPIDIG_delete_posted(r, &MPIDI_global.per_vci[vci].posted_list);
-            MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(r, datatype));
-            r->status.MPI_ERROR = MPIDI_TCP_global.dead_err[lpid];
-            MPIR_STATUS_SET_COUNT(r->status, 0);
-            MPID_Request_complete(r);
-        }
-    }
+        MPIDI_TCP_global.ops->peer_died();
 }
 
 /* Deadlines of connections not yet established: TCP's handshake

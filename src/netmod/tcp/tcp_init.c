@@ -206,7 +206,9 @@ int MPIDI_TCP_init_local(int *tag_bits)
     MPIR_ERR_CHKANDJUMP(MPIDI_TCP_auth_init() != 0, mpi_errno, MPI_ERR_OTHER, "**tcp_crypto");
     static const MPIDI_TCP_conn_ops_t ops = {
         .sendq_refill = MPIDI_TCP_am_sendq_refill,
-        .sendq_done = MPIDI_TCP_am_sendq_done
+        .sendq_done = MPIDI_TCP_am_sendq_done,
+        .failing = MPIDI_TCP_conn_failing,
+        .peer_died = MPIDI_TCP_peer_died
     };
     g->ops = &ops;
     g->rank = MPIR_Process.rank;

@@ -294,6 +294,55 @@ void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err)
     finish_payload(c);
 }
 
+/* The connection layer is about to free a failed connection: what awaits
+ * its peer and the payload it was reading complete with err. */
+void MPIDI_TCP_conn_failing(MPIDI_TCP_conn_t * c, int err)
+{
+    MPIDI_TCP_awaits_fail(c, err);
+    MPIDI_TCP_rx_abort(c, err);
+}
+
+/* Receives posted for a dead peer complete with its error; called on each
+ * failure and periodically, for receives posted later.  A receive from a
+ * peer we have no connection to starts one (probe_unconnected): a peer that
+ * died refuses it, an unreachable one times out, so the receive fails too. */
+void MPIDI_TCP_sweep_posted(int probe_unconnected)
+{
+    for (int vci = 0; vci < MMC_N_TOTAL_VCIS; vci++) {
+        MPIR_Request *r, *tmp;
+        DL_FOREACH_SAFE(MPIDI_global.per_vci[vci].posted_list, r, tmp) {
+            int src = MPIDIG_REQUEST(r, u.recv.source);
+            if (src == MPI_ANY_SOURCE || r->comm == NULL)
+                continue;
+#ifndef MPIDI_CH4_DIRECT_NETMOD
+            if (MPIDI_REQUEST(r, is_local))
+                continue;
+#endif
+            int lpid = MPIDIU_rank_to_lpid(src, r->comm);
+            if (lpid < 0 || lpid >= MPIDI_TCP_global.size)
+                continue;
+            if (probe_unconnected && !MPIDI_TCP_global.vc[lpid] &&
+                !MPIDI_TCP_global.dead_err[lpid]) {
+                MPIDI_TCP_conn_t *c;
+                MPIDI_TCP_conn_get(lpid, &c);
+            }
+            if (!MPIDI_TCP_global.dead_err[lpid])
+                continue;
+            MPIDIG_delete_posted(r, &MPIDI_global.per_vci[vci].posted_list);
+            MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(r, datatype));
+            r->status.MPI_ERROR = MPIDI_TCP_global.dead_err[lpid];
+            MPIR_STATUS_SET_COUNT(r->status, 0);
+            MPID_Request_complete(r);
+        }
+    }
+}
+
+/* A peer was found dead: receives posted for it can never match. */
+void MPIDI_TCP_peer_died(void)
+{
+    MPIDI_TCP_sweep_posted(0);
+}
+
 /* Parses and dispatches the next message in the read-ahead buffer.
  * Returns 1 when one was dispatched, 0 when more bytes are needed. */
 static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)

@@ -131,6 +131,10 @@ typedef struct {
     int (*sendq_refill)(MPIDI_TCP_sendq_t * e);
     /* an entry is written whole (MPI_SUCCESS) or given up (err): complete, free it */
     void (*sendq_done)(MPIDI_TCP_sendq_t * e, int err);
+    /* a connection failed with err and is about to be freed (its queue failed first) */
+    void (*failing)(MPIDI_TCP_conn_t * c, int err);
+    /* the peer of a failed connection is now dead (MPIDI_TCP_global.dead_err) */
+    void (*peer_died)(void);
 } MPIDI_TCP_conn_ops_t;
 
 typedef struct {
@@ -205,7 +209,6 @@ void MPIDI_TCP_conn_free(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_reap(void);
 int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno);
 void MPIDI_TCP_check_timers(double now);
-void MPIDI_TCP_sweep_posted(int probe_unconnected);
 
 /* tcp_sendq.c */
 ssize_t MPIDI_TCP_sendv(int fd, const struct iovec *iov, int cnt);
@@ -231,6 +234,9 @@ const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
 
 /* tcp_progress.c */
 void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err);
+void MPIDI_TCP_conn_failing(MPIDI_TCP_conn_t * c, int err);
+void MPIDI_TCP_sweep_posted(int probe_unconnected);
+void MPIDI_TCP_peer_died(void);
 MPIDI_POLL_nm_state_t MPIDI_TCP_poll_state(void);
 int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why);
 
