@@ -24,6 +24,7 @@ mpi_core_sources += src/mpid/ch4/netmod/tcp/func_table.c \
                     src/mpid/ch4/netmod/tcp/tcp_liveness.c \
                     src/mpid/ch4/netmod/tcp/tcp_policy.c \
                     src/mpid/ch4/netmod/tcp/tcp_progress.c \
+                    src/mpid/ch4/netmod/tcp/tcp_rx.c \
                     src/mpid/ch4/netmod/tcp/tcp_sendq.c \
                     src/mpid/ch4/netmod/tcp/tcp_sock.c \
                     src/mpid/ch4/netmod/tcp/tcp_verify.c

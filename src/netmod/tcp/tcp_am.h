@@ -6,7 +6,7 @@
  * sends an RTS (am_send_hdr), the receiver a CTS (am_send_hdr_reply) once
  * matched, and the sender the data (am_isend_reply).  An eager message
  * larger than MPICH's pack buffers that arrives unexpected is held by ch4:tcp
- * (tcp_progress.c), so the eager limit does not size MPICH's buffers.
+ * (tcp_rx.c), so the eager limit does not size MPICH's buffers.
  */
 #ifndef TCP_AM_H_INCLUDED
 #define TCP_AM_H_INCLUDED

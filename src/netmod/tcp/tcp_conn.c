@@ -423,7 +423,7 @@ static const hs_handler_t hs_handlers[MPIDI_TCP_OP_MAX] = {
 };
 
 /* A whole handshake message, its opcode valid and allowed in c's state
- * (tcp_progress.c). */
+ * (tcp_rx.c). */
 int MPIDI_TCP_conn_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
 {
     hs_handlers[h->opcode] (c, h, body);

@@ -4,7 +4,7 @@
  * CVAR parsing and limits, the published interface, which connection of a
  * simultaneous connect survives, how an incoming payload is received, and
  * iovec bookkeeping.  Plain C, unit-tested in test/unit/test_tcp.c; the
- * netmod (tcp_init.c, tcp_conn.c, tcp_progress.c) calls these.
+ * netmod (tcp_init.c, tcp_conn.c, tcp_rx.c) calls these.
  */
 #ifndef TCP_POLICY_H_INCLUDED
 #define TCP_POLICY_H_INCLUDED

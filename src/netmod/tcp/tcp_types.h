@@ -125,7 +125,8 @@ typedef struct {
 } MPIDI_TCP_card_t;
 
 /* What the connection layer asks of the protocol above it (tcp_init.c wires
- * tcp_am.c's), so that calls run one way: progress -> protocol -> connection. */
+ * tcp_am.c's and tcp_rx.c's), so that calls run one way: progress ->
+ * protocol -> connection -> socket (doc/tcp.md, Source layout). */
 typedef struct {
     /* an entry's bytes are all out: 1 when it has more (a packed segment in iov) */
     int (*sendq_refill)(MPIDI_TCP_sendq_t * e);
@@ -158,6 +159,7 @@ typedef struct {
     int n_writing;              /* connections with bytes the socket has not taken yet */
     int n_awaits;               /* CTS, SSEND_ACK and data awaited from peers */
     int n_rx_active;            /* connections in the middle of a message's payload */
+    int n_arrived;              /* messages dispatched in this progress call */
     int n_dead;
     double next_timer, next_liveness;
     int finalizing;
@@ -232,12 +234,15 @@ void *MPIDI_TCP_comm_lookup(uint64_t recvcontext_id);
 const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
                                 const void *am_hdr);
 
-/* tcp_progress.c */
+/* tcp_rx.c */
+int MPIDI_TCP_conn_read(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_rx_abort(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_conn_failing(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_sweep_posted(int probe_unconnected);
 void MPIDI_TCP_peer_died(void);
-MPIDI_POLL_nm_state_t MPIDI_TCP_poll_state(void);
 int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why);
+
+/* tcp_progress.c */
+MPIDI_POLL_nm_state_t MPIDI_TCP_poll_state(void);
 
 #endif /* TCP_TYPES_H_INCLUDED */

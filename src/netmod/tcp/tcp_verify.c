@@ -18,7 +18,7 @@
  *   - a CTS, SSEND_ACK or rendezvous data names a request of ours that waits
  *     for exactly that from this peer (MPIDIG would dereference the pointer).
  *
- * A message that fails is a protocol error of that peer (tcp_progress.c).
+ * A message that fails is a protocol error of that peer (tcp_rx.c).
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
