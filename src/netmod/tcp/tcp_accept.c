@@ -2,7 +2,7 @@
  * mpich-multichannel: ch4:tcp's listening socket, where strangers arrive.
  *
  * Anyone who can reach a rank's port can connect.  An accepted connection is
- * challenged at once (tcp_conn.c) and until it proves it belongs to the job
+ * challenged at once (tcp_handshake.c) and until it proves it belongs to the job
  * it costs one descriptor and a small struct (no buffers), lives at most
  * MPIDI_TCP_UNPROVEN_TIME seconds, and there are at most unproven_max of
  * them: beyond that the oldest silent one is dropped (a rank of the job that
@@ -102,10 +102,6 @@ void MPIDI_TCP_accept(void)
         c->remote = sa;
         c->deadline = MPIDI_TCP_now() + MPIDI_TCP_UNPROVEN_TIME;
         MPIDI_TCP_liveness_setup(fd);
-        uint8_t body[MPIDI_TCP_CHALLENGE_SIZE];
-        MPIDI_TCP_auth_random(c->nonce_l, sizeof(c->nonce_l));
-        MPIDI_TCP_challenge_encode(body, c->nonce_l);
-        MPIDI_TCP_conn_ctl(c, MPIDI_TCP_OP_CHALLENGE, body, sizeof(body));
-        MPIDI_TCP_flush(c);
+        MPIDI_TCP_global.ops->accepted(c);
     }
 }

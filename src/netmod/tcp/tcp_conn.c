@@ -1,19 +1,14 @@
 /*
  * mpich-multichannel: ch4:tcp connections.
  *
- * A rank connects to a peer on its first send.  The listener challenges every
- * connection it accepts with a fresh nonce; the initiator answers with a
- * HELLO proving it holds the listener's key; the listener's verdict proves
- * the same back (tcp_auth.h).  Only then is the connection the peer's: until
- * that point it costs no buffers, changes nothing of the peer's real
- * connection, and an accepted one that says nothing valid is closed after
- * MPIDI_TCP_UNPROVEN_TIME (tcp_accept.c).
- *
- * When two ranks connect to each other at the same time, both keep the
- * connection the lower rank initiated (MPIDI_TCP_keep_incoming): the lower
- * rank answers the other HELLO with HELLO_NAK, the higher rank adopts the
- * incoming connection and moves its queued sends onto it.  Nothing but HELLO
- * is sent before the verdict, so moving a queue never reorders or duplicates.
+ * A rank connects to a peer on its first send.  A connection is the peer's
+ * only once the handshake (tcp_handshake.c) has proven both ends: until that
+ * point it costs no buffers, changes nothing of the peer's real connection,
+ * and an accepted one that says nothing valid is closed after
+ * MPIDI_TCP_UNPROVEN_TIME (tcp_accept.c).  A connection that lost a
+ * simultaneous connect hands its queued sends to the one adopted; nothing but
+ * HELLO is sent before the verdict, so moving a queue never reorders or
+ * duplicates.
  *
  * Liveness.  MPIR_CVAR_CH4_TCP_CONNECT_TIMEOUT bounds only TCP's own
  * handshake.  Once the kernel has connected, a peer that is outside MPI is
@@ -32,14 +27,9 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-static int is_pending(MPIDI_TCP_conn_state_t st)
-{
-    return st <= MPIDI_TCP_CONN_UNPROVEN;
-}
-
 void MPIDI_TCP_conn_set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st)
 {
-    MPIDI_TCP_global.n_pending += is_pending(st) - is_pending(c->state);
+    MPIDI_TCP_global.n_pending += MPIDI_TCP_conn_is_pending(st) - MPIDI_TCP_conn_is_pending(c->state);
     MPIDI_TCP_global.n_unproven += (st == MPIDI_TCP_CONN_UNPROVEN) -
         (c->state == MPIDI_TCP_CONN_UNPROVEN);
     c->state = st;
@@ -133,16 +123,6 @@ int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno)
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                 MPIX_ERR_PROC_FAILED, "**tcp_peer", "**tcp_peer %d %s %s", rank,
                                 addr, why);
-}
-
-/* The process at a rank's address is not that rank (or not of this job). */
-static int auth_error(int rank, const char *what)
-{
-    char addr[64];
-    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(rank), addr, sizeof(addr));
-    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPIX_ERR_PROC_FAILED, "**tcp_auth", "**tcp_auth %d %s %s", rank,
-                                addr, what);
 }
 
 void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * body,
@@ -301,133 +281,33 @@ void MPIDI_TCP_conn_connected(MPIDI_TCP_conn_t * c)
     MPIDI_TCP_conn_events(c, EPOLLIN);
 }
 
-/* Moves what was queued on a connection that lost a simultaneous connect. */
-static void take_queue(MPIDI_TCP_conn_t * to, MPIDI_TCP_conn_t * from)
+/* A proven incoming connection becomes peer's: what was queued on the
+ * connection it replaces (ours, which lost a simultaneous connect) moves
+ * onto it, in order. */
+void MPIDI_TCP_conn_adopt(MPIDI_TCP_conn_t * c, int peer)
 {
-    to->sq_head = from->sq_head;
-    to->sq_tail = from->sq_tail;
-    to->awaits = from->awaits;
-    from->sq_head = from->sq_tail = NULL;
-    from->awaits = NULL;
-}
-
-/* The listener's verdict on a proven HELLO, then close unless adopted. */
-static void verdict(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op)
-{
-    uint8_t mac[MPIDI_TCP_MAC_SIZE];
-    MPIDI_TCP_auth_reply(mac, MPIDI_TCP_global.me.key, op, &c->hello, c->nonce_l);
-    MPIDI_TCP_conn_ctl(c, op, mac, sizeof(mac));
-    if (op != MPIDI_TCP_OP_HELLO_ACK) {
-        c->close_after_ctl = 1;
-        c->peer = -1;
-        MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_CLOSED);
-    }
-    MPIDI_TCP_flush(c);
-}
-
-/* Listener: a HELLO on a connection we challenged. */
-static void on_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
-{
-    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
-    MPIDI_TCP_hdr_err_t herr = MPIDI_TCP_hello_decode(body, (uint32_t) g->size,
-                                                      (uint32_t) g->rank, &c->hello);
-    if (herr == MPIDI_TCP_HDR_OK)
-        herr = MPIDI_TCP_auth_hello_check(&c->hello, g->me.key, c->nonce_l);
-    if (herr != MPIDI_TCP_HDR_OK) {
-        MPIDI_TCP_refused(&c->remote, MPIDI_TCP_hdr_strerror(herr));
-        MPIDI_TCP_conn_free(c);
-        return;
-    }
-    /* proven: a rank of this job */
-    int peer = (int) c->hello.rank;
-    MPIDI_TCP_conn_t *old = g->vc[peer];
-    if (g->dead_err[peer]) {
-        verdict(c, MPIDI_TCP_OP_HELLO_DEAD);
-        return;
-    }
-    if (old && !(old->outgoing && is_pending(old->state) &&
-                 MPIDI_TCP_keep_incoming(g->rank, peer, 1))) {
-        verdict(c, MPIDI_TCP_OP_HELLO_NAK);     /* we keep our own connection to the peer */
-        return;
-    }
+    MPIDI_TCP_conn_t *old = MPIDI_TCP_global.vc[peer];
     if (old) {
-        take_queue(c, old);
+        c->sq_head = old->sq_head;
+        c->sq_tail = old->sq_tail;
+        c->awaits = old->awaits;
+        old->sq_head = old->sq_tail = NULL;
+        old->awaits = NULL;
         MPIDI_TCP_conn_free(old);
     }
     c->peer = peer;
-    g->vc[peer] = c;
+    MPIDI_TCP_global.vc[peer] = c;
     MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_ESTABLISHED);
     c->deadline = 0;
-    verdict(c, MPIDI_TCP_OP_HELLO_ACK);
 }
 
-/* Initiator: the listener's challenge; our answer proves we hold its key. */
-static void on_challenge(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
+/* The peer keeps the connection it initiated to us: ours closes, our sends
+ * wait for theirs; should it never come, we connect again. */
+void MPIDI_TCP_conn_yield(MPIDI_TCP_conn_t * c)
 {
-    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
-    uint8_t out[MPIDI_TCP_HELLO_SIZE];
-
-    if (MPIDI_TCP_challenge_decode(body, c->nonce_l) != MPIDI_TCP_HDR_OK) {
-        MPIDI_TCP_conn_fail(c, auth_error(c->peer, "it does not speak this protocol "
-                                          "(another program at that address?)"));
-        return;
-    }
-    MPIDI_TCP_auth_hello(&c->hello, g->cards[c->peer].key, (uint32_t) g->rank,
-                         (uint32_t) g->size, (uint32_t) c->peer, c->nonce_l);
-    MPIDI_TCP_hello_encode(out, &c->hello);
-    MPIDI_TCP_conn_ctl(c, MPIDI_TCP_OP_HELLO, out, sizeof(out));
-    MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_HELLO_SENT);
-    MPIDI_TCP_flush(c);
-}
-
-/* Initiator: the listener's verdict, which must prove it holds its key. */
-static void on_verdict(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * mac)
-{
-    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
-    MPIDI_TCP_opcode_t op = (MPIDI_TCP_opcode_t) h->opcode;
-
-    if (MPIDI_TCP_auth_reply_check(mac, g->cards[c->peer].key, op, &c->hello, c->nonce_l)) {
-        MPIDI_TCP_conn_fail(c, auth_error(c->peer, "its answer is not signed with that "
-                                          "rank's key"));
-        return;
-    }
-    switch (op) {
-        case MPIDI_TCP_OP_HELLO_ACK:
-            MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_ESTABLISHED);
-            c->retries = 0;
-            MPIDI_TCP_flush(c);
-            break;
-        case MPIDI_TCP_OP_HELLO_NAK:
-            /* the peer keeps the connection it initiated to us: our sends wait for
-             * it; should it never come, we connect again */
-            conn_close_fd(c);
-            MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_REFUSED);
-            c->deadline = MPIDI_TCP_now() + g->timeout;
-            break;
-        default:
-            MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, "it has declared this rank "
-                                                        "failed", 0));
-            break;
-    }
-}
-
-typedef void (*hs_handler_t) (MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
-                              const uint8_t * body);
-
-static const hs_handler_t hs_handlers[MPIDI_TCP_OP_MAX] = {
-    [MPIDI_TCP_OP_CHALLENGE] = on_challenge,
-    [MPIDI_TCP_OP_HELLO] = on_hello,
-    [MPIDI_TCP_OP_HELLO_ACK] = on_verdict,
-    [MPIDI_TCP_OP_HELLO_NAK] = on_verdict,
-    [MPIDI_TCP_OP_HELLO_DEAD] = on_verdict,
-};
-
-/* A whole handshake message, its opcode valid and allowed in c's state
- * (tcp_rx.c). */
-int MPIDI_TCP_conn_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
-{
-    hs_handlers[h->opcode] (c, h, body);
-    return MPI_SUCCESS;
+    conn_close_fd(c);
+    MPIDI_TCP_conn_set_state(c, MPIDI_TCP_CONN_REFUSED);
+    c->deadline = MPIDI_TCP_now() + MPIDI_TCP_global.timeout;
 }
 
 /* The connection ended: end of stream, a reset, a failed read or write. */
@@ -445,7 +325,7 @@ void MPIDI_TCP_conn_lost(MPIDI_TCP_conn_t * c, const char *what, int sys_errno)
                                                     0));
         return;
     }
-    if (c->outgoing && is_pending(c->state) && !g->finalizing) {
+    if (c->outgoing && MPIDI_TCP_conn_is_pending(c->state) && !g->finalizing) {
         /* before the verdict: the listener may have dropped us while we were
          * away, or for a flood of strangers; a peer that is gone refuses the
          * next connect */
@@ -499,7 +379,7 @@ void MPIDI_TCP_check_timers(double now)
 
     for (; c; c = next) {
         next = c->next;
-        if (!is_pending(c->state) || c->deadline == 0 || now < c->deadline)
+        if (!MPIDI_TCP_conn_is_pending(c->state) || c->deadline == 0 || now < c->deadline)
             continue;
         switch (c->state) {
             case MPIDI_TCP_CONN_CONNECTING:{

@@ -208,7 +208,8 @@ int MPIDI_TCP_init_local(int *tag_bits)
         .sendq_refill = MPIDI_TCP_am_sendq_refill,
         .sendq_done = MPIDI_TCP_am_sendq_done,
         .failing = MPIDI_TCP_conn_failing,
-        .peer_died = MPIDI_TCP_peer_died
+        .peer_died = MPIDI_TCP_peer_died,
+        .accepted = MPIDI_TCP_hs_accepted
     };
     g->ops = &ops;
     g->rank = MPIR_Process.rank;

@@ -424,7 +424,7 @@ static int hs_read(MPIDI_TCP_conn_t * c)
             continue;
         }
         c->hs_len = 0;
-        return MPIDI_TCP_conn_handshake(c, &h, c->hs + MPIDI_TCP_HDR_SIZE);
+        return MPIDI_TCP_handshake(c, &h, c->hs + MPIDI_TCP_HDR_SIZE);
     }
 }
 

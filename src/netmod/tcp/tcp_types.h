@@ -136,6 +136,8 @@ typedef struct {
     void (*failing)(MPIDI_TCP_conn_t * c, int err);
     /* the peer of a failed connection is now dead (MPIDI_TCP_global.dead_err) */
     void (*peer_died)(void);
+    /* the listener accepted a connection: the handshake's first word */
+    void (*accepted)(MPIDI_TCP_conn_t * c);
 } MPIDI_TCP_conn_ops_t;
 
 typedef struct {
@@ -170,6 +172,13 @@ typedef struct {
 
 extern MPIDI_TCP_global_t MPIDI_TCP_global;
 
+/* a connection not yet established: connecting, waiting to reconnect, or
+ * in its handshake */
+static inline int MPIDI_TCP_conn_is_pending(MPIDI_TCP_conn_state_t st)
+{
+    return st <= MPIDI_TCP_CONN_UNPROVEN;
+}
+
 /* deadlines: monotonic seconds, immune to clock steps */
 static inline double MPIDI_TCP_now(void)
 {
@@ -201,7 +210,8 @@ MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st
 void MPIDI_TCP_conn_set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st);
 int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn);
 void MPIDI_TCP_conn_connected(MPIDI_TCP_conn_t * c);
-int MPIDI_TCP_conn_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body);
+void MPIDI_TCP_conn_adopt(MPIDI_TCP_conn_t * c, int peer);
+void MPIDI_TCP_conn_yield(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_conn_lost(MPIDI_TCP_conn_t * c, const char *what, int sys_errno);
 void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * body,
                         size_t body_len);
@@ -233,6 +243,10 @@ void *MPIDI_TCP_comm_lookup(uint64_t recvcontext_id);
 /* tcp_verify.c */
 const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
                                 const void *am_hdr);
+
+/* tcp_handshake.c */
+void MPIDI_TCP_hs_accepted(MPIDI_TCP_conn_t * c);
+int MPIDI_TCP_handshake(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body);
 
 /* tcp_rx.c */
 int MPIDI_TCP_conn_read(MPIDI_TCP_conn_t * c);
