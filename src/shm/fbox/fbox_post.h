@@ -51,6 +51,7 @@ typedef struct {
     int nrx;
     int next;                   /* the box looked at first */
     int streak;
+    MPIDI_FBOX_rx_t *last;      /* the box of the record taken last, for MPIDI_FBOX_more */
     int *rx_of;                 /* [num_local]: index in rx of a sender's box, or -1 */
     uint64_t *iq_taken;         /* [num_local]: iqueue messages taken from each sender */
     int stashed;
@@ -309,6 +310,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transa
         if (r) {
             g->next = i + 1 == g->nrx ? 0 : i + 1;
             g->streak++;
+            g->last = &g->rx[i];
             MPIDI_FBOX_take(t, &g->rx[i], r);
             return 1;
         }
@@ -349,6 +351,27 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_commit(void *cell)
     MPIDI_FBOX_rx_consume((MPIDI_FBOX_rx_t *) ((uintptr_t) cell & ~(uintptr_t) 1),
                           MPIDI_FBOX_global.cfg.size);
     return 1;
+}
+
+/* After the posix layer took a box record: whether the next record of that
+ * box is already published in the line the record ended in (two compact
+ * records share a line), so that the same progress call takes it.  Looking
+ * further would fetch a line the sender may still be writing, on the
+ * ping-pong's path; a line holds at most four records, so this is bounded. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_more(void)
+{
+    MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
+    MPIDI_FBOX_rx_t *rx = g->last;
+
+    g->last = NULL;
+    if (!rx)
+        return 0;
+    size_t at = (size_t) (rx->tail & (g->cfg.size - 1));
+    if ((at & (MPIDI_FBOX_LINE - 1)) == 0)
+        return 0;
+    uint32_t mark = __atomic_load_n(&((MPIDI_FBOX_rec_t *) (rx->box->ring + at))->mark,
+                                    __ATOMIC_ACQUIRE);
+    return mark != 0 && mark != MPIDI_FBOX_WRAP;
 }
 
 #endif /* FBOX_POST_H_INCLUDED */
