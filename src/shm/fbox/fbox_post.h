@@ -355,9 +355,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_commit(void *cell)
 
 /* After the posix layer took a box record: whether the next record of that
  * box is already published in the line the record ended in (two compact
- * records share a line), so that the same progress call takes it.  Looking
- * further would fetch a line the sender may still be writing, on the
- * ping-pong's path; a line holds at most four records, so this is bounded. */
+ * records share a line), so that the same progress call takes it; the
+ * round-robin then starts at that box.  Looking further would fetch a line
+ * the sender may still be writing, on the ping-pong's path.  The streak
+ * bounds a call's records, as it bounds the boxes' turn against iqueue. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_more(void)
 {
     MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
@@ -371,7 +372,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_more(void)
         return 0;
     uint32_t mark = __atomic_load_n(&((MPIDI_FBOX_rec_t *) (rx->box->ring + at))->mark,
                                     __ATOMIC_ACQUIRE);
-    return mark != 0 && mark != MPIDI_FBOX_WRAP;
+    if (mark == 0 || mark == MPIDI_FBOX_WRAP)
+        return 0;
+    g->next = (int) (rx - g->rx);
+    return 1;
 }
 
 #endif /* FBOX_POST_H_INCLUDED */
