@@ -4,9 +4,10 @@
  *
  *   order  every rank but 0 sends rank 0 messages of sizes around
  *          MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG and a compact record's limit
- *          (48 bytes), and pipelined ones, some in windows of nonblocking
- *          sends, some of those synchronous (never a compact record, whatever
- *          the size); rank 0 receives them with wildcard
+ *          (one line up to 48 bytes, two up to 112), and pipelined ones,
+ *          some in windows of nonblocking sends, some of those synchronous
+ *          (never a compact record, whatever the size); rank 0 receives them
+ *          with wildcard
  *          and specific receives and checks each one's place and bytes
  *   fill   rank 1 sends 3000 small messages while rank 0 computes, so its box
  *          fills and the rest go through the queue; rank 0 then checks all
@@ -40,7 +41,7 @@ static size_t effective_max_msg(void)
 static size_t size_of(int i)
 {
     size_t around[] = { 0, 1, 8, max_msg - 1, max_msg, max_msg + 1, 4, 2 * max_msg + 3,
-        max_msg > 64 ? max_msg - 64 : 2, 100, 48, 49
+        max_msg > 64 ? max_msg - 64 : 2, 100, 48, 49, 112, 113
     };
     if (i % 37 == 36)
         return 150000 + (size_t) i;     /* pipelined through the queue */
