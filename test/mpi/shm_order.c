@@ -7,8 +7,8 @@
  *          (one line up to 48 bytes, two up to 112), and pipelined ones,
  *          some in windows of nonblocking sends, some of those synchronous
  *          (never a compact record, whatever the size); rank 0 receives them
- *          with wildcard
- *          and specific receives and checks each one's place and bytes
+ *          with wildcard and specific receives and checks each one's place
+ *          and bytes
  *   fill   rank 1 sends 3000 small messages while rank 0 computes, so its box
  *          fills and the rest go through the queue; rank 0 then checks all
  *   many   every rank sends every other rank small messages, many rounds
