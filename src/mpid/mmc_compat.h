@@ -1,8 +1,10 @@
 /*
  * mpich-multichannel: the ch4 interfaces that differ between the MPICH
- * versions our modules build against (4.0.2 and 4.2.1; maint/overlay refuses
- * others).  Each difference is named here once, so the modules keep one copy
- * of their code.  Included by every module after mpidimpl.h (MPICH_NUMVERSION).
+ * versions our modules build against (4.0.2 and 4.2.1; 5.0.x is being ported,
+ * doc/mpich-5.0.md; maint/overlay refuses others).  Each difference is named
+ * here once, so the modules keep one copy of their code: a module tests the
+ * macros and feature flags below, never MPICH_NUMVERSION.  Included by every
+ * module after mpidimpl.h (MPICH_NUMVERSION).
  */
 #ifndef MMC_COMPAT_H_INCLUDED
 #define MMC_COMPAT_H_INCLUDED
@@ -70,6 +72,16 @@
         MPID_Request_complete(rreq_);                                   \
     } while (0)
 
+#endif
+
+#if MPICH_NUMVERSION >= MPICH_CALC_VERSION(5, 0, 0, MPICH_RELEASE_TYPE_ALPHA, 0)
+/* 5.0: a VCI's lock has a macro of its own, and ch4's progress test may end
+ * in MPICH's own throttle (a yield after many empty passes) */
+#define MMC_VCI_LOCK(v_) MPIDI_VCI_LOCK(v_)
+#define MMC_PROGRESS_THROTTLE MPIR_CVAR_CH4_PROGRESS_THROTTLE
+#else /* 4.x */
+#define MMC_VCI_LOCK(v_) (MPIDI_VCI(v_).lock)
+#define MMC_PROGRESS_THROTTLE 0
 #endif
 
 /* A module's MPI_T performance variable: read-only, continuous, in the
