@@ -86,6 +86,15 @@
 /* MPIDIG's header: a context id is an int, and error bits 0 are none */
 typedef int MMC_context_id_t;
 #define MMC_ERR_NONE 0
+/* the netmod API: no init_world; the world is set up in the commit of a
+ * bootstrap communicator (comm_world, or a session's), the VCIs of a
+ * communicator by comm_set_vcis, processes are named by lpids, and MPIDIG may
+ * offer a netmod tag-matched transfers (am_can_do_tag) */
+#define MMC_CH4_BOOTSTRAP_COMM 1
+#define MMC_COMM_IS_BOOTSTRAP(comm_) ((comm_)->attr & MPIR_COMM_ATTR__BOOTSTRAP)
+typedef MPIR_Lpid MMC_dyn_peer_t;
+#define MMC_PRECV_INIT(buf_, parts_, count_, type_, rank_, tag_, comm_, info_, req_) \
+    MPIDIG_mpi_precv_init(buf_, parts_, count_, type_, rank_, tag_, comm_, info_, false, req_)
 
 /* What the node's ranks share during MPI_Init.  5.0 sets up shared memory
  * in the commit of the world communicator, with its node communicator
@@ -129,6 +138,12 @@ MPL_STATIC_INLINE_PREFIX int MMC_node_shm_free(void *ptr, size_t len)
 #define MMC_LOCAL_RANK_OF(grank_) (MPIDI_POSIX_global.local_ranks[grank_])
 typedef MPIR_Context_id_t MMC_context_id_t;
 #define MMC_ERR_NONE MPIR_ERR_NONE
+/* init_world, init_vcis (4.1+) and post_init set up the world; dynamic
+ * processes are named by gpids */
+#define MMC_CH4_BOOTSTRAP_COMM 0
+#define MMC_COMM_IS_BOOTSTRAP(comm_) 0
+typedef uint64_t MMC_dyn_peer_t;
+#define MMC_PRECV_INIT MPIDIG_mpi_precv_init
 
 /* 4.x: MPIDU_Init_shm, set up before the shared-memory modules, over all of
  * MPI_Init's local ranks (node_comm is not used: NULL) */

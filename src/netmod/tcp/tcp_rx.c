@@ -315,7 +315,7 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected)
             if (MPIDI_REQUEST(r, is_local))
                 continue;
 #endif
-            int lpid = MPIDIU_rank_to_lpid(src, r->comm);
+            int lpid = MMC_GRANK(src, r->comm);
             if (lpid < 0 || lpid >= MPIDI_TCP_global.size)
                 continue;
             if (probe_unconnected && !MPIDI_TCP_global.vc[lpid] &&
