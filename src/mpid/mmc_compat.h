@@ -101,6 +101,8 @@ typedef MPIR_Lpid MMC_dyn_peer_t;
  * (node_comm) working and no MPIDU_Init_shm; the root creates a segment
  * every rank maps, and unlinks its name once all have it, so a crash leaves
  * nothing behind. */
+#include <sys/mman.h>
+
 MPL_STATIC_INLINE_PREFIX int MMC_node_bcast(MPIR_Comm * node_comm, void *buf, int len)
 {
     return MPIR_Bcast_impl(buf, len, MPIR_BYTE_INTERNAL, 0, node_comm, MPIR_COLL_ATTR_SYNC);
