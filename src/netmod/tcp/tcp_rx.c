@@ -308,7 +308,7 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected)
     for (int vci = 0; vci < MMC_N_TOTAL_VCIS; vci++) {
         MPIR_Request *r, *tmp;
         DL_FOREACH_SAFE(MPIDI_global.per_vci[vci].posted_list, r, tmp) {
-            int src = MPIDIG_REQUEST(r, u.recv.source);
+            int src = MMC_RECV_SOURCE(r);
             if (src == MPI_ANY_SOURCE || r->comm == NULL)
                 continue;
 #ifndef MPIDI_CH4_DIRECT_NETMOD
