@@ -1,8 +1,10 @@
 /*
  * mpich-multichannel: the ch4 interfaces that differ between the MPICH
- * versions our modules build against (4.0.2 and 4.2.1; maint/overlay refuses
- * others).  Each difference is named here once, so the modules keep one copy
- * of their code.  Included by every module after mpidimpl.h (MPICH_NUMVERSION).
+ * versions our modules build against (4.0.2 and 4.2.1; 5.0.x is being ported,
+ * doc/mpich-5.0.md; maint/overlay refuses others).  Each difference is named
+ * here once, so the modules keep one copy of their code: a module tests the
+ * macros and feature flags below, never MPICH_NUMVERSION.  Included by every
+ * module after mpidimpl.h (MPICH_NUMVERSION).
  */
 #ifndef MMC_COMPAT_H_INCLUDED
 #define MMC_COMPAT_H_INCLUDED
@@ -70,6 +72,109 @@
         MPID_Request_complete(rreq_);                                   \
     } while (0)
 
+#endif
+
+#if MPICH_NUMVERSION >= MPICH_CALC_VERSION(5, 0, 0, MPICH_RELEASE_TYPE_ALPHA, 0)
+/* 5.0: a VCI's lock has a macro of its own, and ch4's progress test may end
+ * in MPICH's own throttle (a yield after many empty passes) */
+#define MMC_VCI_LOCK(v_) MPIDI_VCI_LOCK(v_)
+#define MMC_PROGRESS_THROTTLE MPIR_CVAR_CH4_PROGRESS_THROTTLE
+/* the world rank of a rank of comm (5.0: -1 for a process of another world) */
+#define MMC_GRANK(rank_, comm_) MPIDIU_get_grank(rank_, comm_)
+/* the local rank of a world rank on this node (-1: not on it) */
+#define MMC_LOCAL_RANK_OF(grank_) (MPIDI_SHM_global.local_ranks[grank_])
+/* MPIDIG's header: a context id is an int, and error bits 0 are none */
+typedef int MMC_context_id_t;
+#define MMC_ERR_NONE 0
+/* the netmod API: no init_world; the world is set up in the commit of a
+ * bootstrap communicator (comm_world, or a session's), the VCIs of a
+ * communicator by comm_set_vcis, processes are named by lpids, and MPIDIG may
+ * offer a netmod tag-matched transfers (am_can_do_tag) */
+#define MMC_CH4_BOOTSTRAP_COMM 1
+#define MMC_COMM_IS_BOOTSTRAP(comm_) ((comm_)->attr & MPIR_COMM_ATTR__BOOTSTRAP)
+typedef MPIR_Lpid MMC_dyn_peer_t;
+/* the source a posted receive waits for */
+#define MMC_RECV_SOURCE(rreq_) ((rreq_)->status.MPI_SOURCE)
+#define MMC_PRECV_INIT(buf_, parts_, count_, type_, rank_, tag_, comm_, info_, req_) \
+    MPIDIG_mpi_precv_init(buf_, parts_, count_, type_, rank_, tag_, comm_, info_, false, req_)
+
+/* What the node's ranks share during MPI_Init.  5.0 sets up shared memory
+ * in the commit of the world communicator, with its node communicator
+ * (node_comm) working and no MPIDU_Init_shm; the root creates a segment
+ * every rank maps, and unlinks its name once all have it, so a crash leaves
+ * nothing behind. */
+#include <sys/mman.h>
+
+MPL_STATIC_INLINE_PREFIX int MMC_node_bcast(MPIR_Comm * node_comm, void *buf, int len)
+{
+    return MPIR_Bcast_impl(buf, len, MPIR_BYTE_INTERNAL, 0, node_comm, MPIR_COLL_ATTR_SYNC);
+}
+
+MPL_STATIC_INLINE_PREFIX int MMC_node_shm_alloc(MPIR_Comm * node_comm, const char *what,
+                                                size_t len, void **ptr)
+{
+    int mpi_errno = MPI_SUCCESS;
+    char name[64];
+    bool root = false;
+    snprintf(name, sizeof(name), "/mpich_%s_%x_%d", what, MPIR_Process.world_id,
+             MPIR_Process.node_map[MPIR_Process.rank]);
+    *ptr = MPL_initshm_open(name, (int) len, &root);
+    /* every rank joins the barrier, one whose mapping failed too */
+    mpi_errno = MPIR_Barrier_impl(node_comm, MPIR_COLL_ATTR_SYNC);
+    if (root)
+        shm_unlink(name);
+    if (!mpi_errno && !*ptr)
+        mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                         MPI_ERR_OTHER, "**nomem", 0);
+    return mpi_errno;
+}
+
+MPL_STATIC_INLINE_PREFIX int MMC_node_shm_free(void *ptr, size_t len)
+{
+    return munmap(ptr, len) == 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+#else /* 4.x */
+#include "mpidu_init_shm.h"
+
+#define MMC_VCI_LOCK(v_) (MPIDI_VCI(v_).lock)
+#define MMC_PROGRESS_THROTTLE 0
+#define MMC_GRANK(rank_, comm_) MPIDIU_rank_to_lpid(rank_, comm_)
+#define MMC_LOCAL_RANK_OF(grank_) (MPIDI_POSIX_global.local_ranks[grank_])
+typedef MPIR_Context_id_t MMC_context_id_t;
+#define MMC_ERR_NONE MPIR_ERR_NONE
+/* init_world, init_vcis (4.1+) and post_init set up the world; dynamic
+ * processes are named by gpids */
+#define MMC_CH4_BOOTSTRAP_COMM 0
+#define MMC_COMM_IS_BOOTSTRAP(comm_) 0
+typedef uint64_t MMC_dyn_peer_t;
+#define MMC_RECV_SOURCE(rreq_) MPIDIG_REQUEST(rreq_, u.recv.source)
+#define MMC_PRECV_INIT MPIDIG_mpi_precv_init
+
+/* 4.x: MPIDU_Init_shm, set up before the shared-memory modules, over all of
+ * MPI_Init's local ranks (node_comm is not used: NULL) */
+MPL_STATIC_INLINE_PREFIX int MMC_node_bcast(MPIR_Comm * node_comm, void *buf, int len)
+{
+    /* every rank puts; the others read local rank 0's */
+    int mpi_errno = MPIDU_Init_shm_put(buf, len);
+    if (!mpi_errno)
+        mpi_errno = MPIDU_Init_shm_barrier();
+    if (!mpi_errno && MPIR_Process.local_rank != 0)
+        mpi_errno = MPIDU_Init_shm_get(0, len, buf);
+    if (!mpi_errno)
+        mpi_errno = MPIDU_Init_shm_barrier();
+    return mpi_errno;
+}
+
+MPL_STATIC_INLINE_PREFIX int MMC_node_shm_alloc(MPIR_Comm * node_comm, const char *what,
+                                                size_t len, void **ptr)
+{
+    return MPIDU_Init_shm_alloc(len, ptr);
+}
+
+MPL_STATIC_INLINE_PREFIX int MMC_node_shm_free(void *ptr, size_t len)
+{
+    return MPIDU_Init_shm_free(ptr);
+}
 #endif
 
 /* A module's MPI_T performance variable: read-only, continuous, in the

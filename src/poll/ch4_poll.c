@@ -79,8 +79,9 @@ cvars:
         sched_yield() at the end of each further empty pass, giving its core to the rank it
         waits for; it keeps polling every channel. Default -1 (auto): after 32 passes when
         more ranks of the job run on this machine than CPUs their affinity masks allow,
-        never otherwise (decided at MPI_Init, see doc/arbiter.md). 0 never yields (stock
-        ch4). Must be -1 or more and the same on every rank.
+        never otherwise, and never where MPICH's own MPIR_CVAR_CH4_PROGRESS_THROTTLE (5.0)
+        is on (decided at MPI_Init, see doc/arbiter.md). 0 never yields (stock ch4). Must
+        be -1 or more and the same on every rank.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -249,8 +250,11 @@ int MPIDI_POLL_init(void)
      * rank that left it out failed MPI_Init of the others, PMI_KVS_Get) */
     mpi_errno = machine_oversubscribed(&over, &ranks, &cpus);
     MPIR_ERR_CHECK(mpi_errno);
+    /* the automatic yield stands down where MPICH's own throttle (5.0) is
+     * on, so that no empty pass yields twice; a value set by hand holds */
     if (!err)
-        err = MPIDI_POLL_set_yield(&MPIDI_POLL_global, MPIR_CVAR_CH4_POLL_YIELD_AFTER, over);
+        err = MPIDI_POLL_set_yield(&MPIDI_POLL_global, MPIR_CVAR_CH4_POLL_YIELD_AFTER,
+                                   over && !MMC_PROGRESS_THROTTLE);
     if (err) {
         static const char *const names[] = {
             [MPIDI_POLL_EINVAL_STATIC_RATIO] = "MPIR_CVAR_CH4_POLL_STATIC_RATIO",

@@ -2,10 +2,12 @@
  * mpich-multichannel: ch4 glue of the polling arbiter.
  *
  * The overlay includes this header from ch4_progress.h and ch4_wait.h and
- * replaces the non-direct-netmod MPIDI_PROGRESS(vci) with
- * MPIDI_POLL_PROGRESS(vci): shared memory is polled on every pass, the netmod
- * when the arbiter says so, and a pass that discovered nothing may end with
- * sched_yield() (MPIR_CVAR_CH4_POLL_YIELD_AFTER).  Channels report arrivals
+ * replaces the non-direct-netmod MPIDI_PROGRESS with
+ * MPIDI_POLL_PROGRESS(vci, is_global): shared memory is polled on every pass,
+ * the netmod when the arbiter says so or when ch4 asks for a global pass
+ * (5.0: is_global, so that no netmod starves; always 0 on 4.x), and a pass
+ * that discovered nothing may end with sched_yield()
+ * (MPIR_CVAR_CH4_POLL_YIELD_AFTER).  Channels report arrivals
  * with MPIDI_POLL_ARRIVED() where they dispatch an incoming message.
  */
 #ifndef CH4_POLL_H_INCLUDED
@@ -105,47 +107,49 @@ MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
 
 #define MPIDI_POLL_SHM_PASS(vci)                                        \
     do {                                                                \
-        MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(vci).lock);                 \
+        MPID_THREAD_CS_ENTER(VCI, MMC_VCI_LOCK(vci));                   \
         mpi_errno = MPIDI_SHM_progress(vci, MMC_PROGRESS_OUT);          \
-        MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(vci).lock);                  \
+        MPID_THREAD_CS_EXIT(VCI, MMC_VCI_LOCK(vci));                    \
         MPIR_ERR_CHECK(mpi_errno);                                      \
     } while (0)
 
 /* The stock policy on MPICH 4.1+: that version's own pass, shared memory
- * first, the netmod only when nothing in this pass made progress.  (On 4.0
- * the own pass is round-robin, which the arbitrated pass does.) */
-#define MPIDI_POLL_SHM_FIRST_PASS(vci)                                  \
+ * first, the netmod only when nothing in this pass made progress, both in a
+ * global pass.  (On 4.0 the own pass is round-robin, which the arbitrated
+ * pass does.) */
+#define MPIDI_POLL_SHM_FIRST_PASS(vci, is_global_)                      \
     do {                                                                \
-        if ((state->flag & MPIDI_PROGRESS_SHM) && !MMC_PASS_MADE_PROGRESS) \
+        if ((state->flag & MPIDI_PROGRESS_SHM) && ((is_global_) || !MMC_PASS_MADE_PROGRESS)) \
             MPIDI_POLL_SHM_PASS(vci);                                   \
+        int nm_ = (is_global_) || !MMC_PASS_MADE_PROGRESS;              \
         if ((state->flag & MPIDI_POLL_BOTH) == MPIDI_POLL_BOTH)         \
-            MPIDI_POLL_count_pass(&MPIDI_POLL_global, !MMC_PASS_MADE_PROGRESS); \
-        if ((state->flag & MPIDI_PROGRESS_NM) && !MMC_PASS_MADE_PROGRESS) \
+            MPIDI_POLL_count_pass(&MPIDI_POLL_global, nm_);             \
+        if ((state->flag & MPIDI_PROGRESS_NM) && nm_)                   \
             MPIDI_POLL_NM_PASS(vci);                                    \
     } while (0)
 
-/* Every other policy: the netmod when the arbiter says so, then shared
- * memory, on every pass. */
-#define MPIDI_POLL_ARBITRATED_PASS(vci)                                 \
+/* Every other policy: the netmod when the arbiter says so or the pass is
+ * global, then shared memory, on every pass. */
+#define MPIDI_POLL_ARBITRATED_PASS(vci, is_global_)                     \
     do {                                                                \
         int poll_nm_ = (state->flag & MPIDI_PROGRESS_NM);               \
         if ((state->flag & MPIDI_POLL_BOTH) == MPIDI_POLL_BOTH)         \
             poll_nm_ = MPIDI_POLL_nm_due(&MPIDI_POLL_global,            \
-                                         MPIDI_POLL_wait_of(state->flag)); \
+                                         MPIDI_POLL_wait_of(state->flag)) || (is_global_); \
         if (poll_nm_)                                                   \
             MPIDI_POLL_NM_PASS(vci);                                    \
         if (state->flag & MPIDI_PROGRESS_SHM)                           \
             MPIDI_POLL_SHM_PASS(vci);                                   \
     } while (0)
 
-#define MPIDI_POLL_PROGRESS(vci)                                        \
+#define MPIDI_POLL_PROGRESS(vci, is_global_)                            \
     do {                                                                \
         if (MPIDI_POLL_CVARS_WRITTEN())                                 \
             MPIDI_POLL_follow_cvars();                                  \
         if (MMC_STOCK_SHM_FIRST && MPIDI_POLL_global.policy == MPIDI_POLL_POLICY_STOCK) \
-            MPIDI_POLL_SHM_FIRST_PASS(vci);                             \
+            MPIDI_POLL_SHM_FIRST_PASS(vci, is_global_);                 \
         else                                                            \
-            MPIDI_POLL_ARBITRATED_PASS(vci);                            \
+            MPIDI_POLL_ARBITRATED_PASS(vci, is_global_);                \
         if (MPIDI_POLL_pass_done(&MPIDI_POLL_global))                   \
             sched_yield();                                              \
     } while (0)

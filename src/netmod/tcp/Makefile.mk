@@ -28,7 +28,8 @@ mpi_core_sources += src/mpid/ch4/netmod/tcp/func_table.c \
                     src/mpid/ch4/netmod/tcp/tcp_rx.c \
                     src/mpid/ch4/netmod/tcp/tcp_sendq.c \
                     src/mpid/ch4/netmod/tcp/tcp_sock.c \
-                    src/mpid/ch4/netmod/tcp/tcp_verify.c
+                    src/mpid/ch4/netmod/tcp/tcp_verify.c \
+                    src/mpid/ch4/netmod/tcp/tcp_world.c
 
 errnames_txt_files += src/mpid/ch4/netmod/tcp/errnames.txt
 

@@ -12,9 +12,10 @@ int MPIDI_TCP_comm_set_hints(MPIR_Comm * comm_ptr, MPIR_Info * info)
     return MPI_SUCCESS;
 }
 
+/* 5.0 sets up the world in the commit of a bootstrap communicator */
 int MPIDI_TCP_mpi_comm_commit_pre_hook(MPIR_Comm * comm)
 {
-    return MPI_SUCCESS;
+    return MMC_COMM_IS_BOOTSTRAP(comm) ? MPIDI_TCP_bootstrap(comm) : MPI_SUCCESS;
 }
 
 /* Communicators by the context id their messages carry, so that the sender
@@ -56,35 +57,26 @@ int MPIDI_TCP_mpi_comm_free_hook(MPIR_Comm * comm)
 }
 
 /* Dynamic processes (doc/tcp.md): MPICH reaches ch4:tcp for them only
- * through these four entries (MPI_Open_port, MPI_Comm_spawn and
- * MPI_Comm_join ask for get_local_upids first), and each answers with an
- * error the user's handler sees, never an assertion. */
-static int no_dynamic_processes(void)
+ * through the entries below and those of tcp_world.c (MPI_Open_port,
+ * MPI_Comm_spawn and MPI_Comm_join ask for get_local_upids first on 4.x; 5.0's
+ * Open_port asks here through the overlay), and each answers with an error
+ * the user's handler sees, never an assertion. */
+int MPIDI_TCP_no_dynamic_processes(void)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_ERR_SET(mpi_errno, MPI_ERR_UNSUPPORTED_OPERATION, "**tcp_nodynamic");
     return mpi_errno;
 }
 
-int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
+int MPIDI_TCP_dynamic_send(MMC_dyn_peer_t remote, int tag, const void *buf, int size,
+                           int timeout)
 {
-    return no_dynamic_processes();
-}
-
-int MPIDI_TCP_upids_to_gpids(int size, int *remote_upid_size, char *remote_upids,
-                             uint64_t * remote_gpids)
-{
-    return no_dynamic_processes();
-}
-
-int MPIDI_TCP_dynamic_send(uint64_t remote_gpid, int tag, const void *buf, int size, int timeout)
-{
-    return no_dynamic_processes();
+    return MPIDI_TCP_no_dynamic_processes();
 }
 
 int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
 {
-    return no_dynamic_processes();
+    return MPIDI_TCP_no_dynamic_processes();
 }
 
 int MPIDI_TCP_mpi_win_create_hook(MPIR_Win * win)
@@ -133,7 +125,7 @@ int MPIDI_TCP_mpi_precv_init(void *buf, int partitions, MPI_Aint count, MPI_Data
                              int rank, int tag, MPIR_Comm * comm, MPIR_Info * info,
                              MPIDI_av_entry_t * av, MPIR_Request ** req_p)
 {
-    return MPIDIG_mpi_precv_init(buf, partitions, count, datatype, rank, tag, comm, info, req_p);
+    return MMC_PRECV_INIT(buf, partitions, count, datatype, rank, tag, comm, info, req_p);
 }
 
 void *MPIDI_TCP_mpi_alloc_mem(MPI_Aint size, MPIR_Info * info)

@@ -9,7 +9,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
-#include "mpidu_bc.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -251,40 +250,6 @@ int MPIDI_TCP_init_local(int *tag_bits)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
-}
-
-/* MPICH 4.1+ asks the netmod for num_vcis VCIs after init_world: ch4:tcp
- * serves one, which MPIDI_TCP_init_local made sure is all ch4 has. */
-int MPIDI_TCP_init_vcis(int num_vcis, int *num_vcis_actual)
-{
-    *num_vcis_actual = 1;
-    return MPI_SUCCESS;
-}
-
-/* Every rank's card (address, eager limit, key), through PMI. */
-int MPIDI_TCP_init_world(void)
-{
-    int mpi_errno = MPI_SUCCESS;
-    void *table = NULL;
-    int len = sizeof(MPIDI_TCP_card_t);
-
-    mpi_errno = MPIDU_bc_table_create(MPIR_Process.rank, MPIR_Process.size,
-                                      MPIR_Process.node_map, &MPIDI_TCP_global.me,
-                                      sizeof(MPIDI_TCP_card_t), TRUE, FALSE, &table, &len);
-    MPIR_ERR_CHECK(mpi_errno);
-    memcpy(MPIDI_TCP_global.cards, table, MPIR_Process.size * sizeof(MPIDI_TCP_card_t));
-    mpi_errno = MPIDU_bc_table_destroy();
-    MPIR_ERR_CHECK(mpi_errno);
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
-int MPIDI_TCP_post_init(void)
-{
-    return MPI_SUCCESS;
 }
 
 /* Messages of c still queued, counted in entries. */

@@ -308,14 +308,14 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected)
     for (int vci = 0; vci < MMC_N_TOTAL_VCIS; vci++) {
         MPIR_Request *r, *tmp;
         DL_FOREACH_SAFE(MPIDI_global.per_vci[vci].posted_list, r, tmp) {
-            int src = MPIDIG_REQUEST(r, u.recv.source);
+            int src = MMC_RECV_SOURCE(r);
             if (src == MPI_ANY_SOURCE || r->comm == NULL)
                 continue;
 #ifndef MPIDI_CH4_DIRECT_NETMOD
             if (MPIDI_REQUEST(r, is_local))
                 continue;
 #endif
-            int lpid = MPIDIU_rank_to_lpid(src, r->comm);
+            int lpid = MMC_GRANK(src, r->comm);
             if (lpid < 0 || lpid >= MPIDI_TCP_global.size)
                 continue;
             if (probe_unconnected && !MPIDI_TCP_global.vc[lpid] &&

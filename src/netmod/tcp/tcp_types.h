@@ -240,6 +240,9 @@ void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err);
 /* tcp_hooks.c */
 void *MPIDI_TCP_comm_lookup(uint64_t recvcontext_id);
 
+/* tcp_world.c */
+int MPIDI_TCP_bootstrap(MPIR_Comm * comm);
+
 /* tcp_verify.c */
 const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
                                 const void *am_hdr);

@@ -104,7 +104,7 @@ static int rd_int(const void *hdr, size_t off)
 /* rank, in comm, is the world rank peer */
 static int is_peer(MPIR_Comm * comm, int rank, int peer)
 {
-    return rank >= 0 && rank < comm->remote_size && MPIDIU_rank_to_lpid(rank, comm) == peer;
+    return rank >= 0 && rank < comm->remote_size && MMC_GRANK(rank, comm) == peer;
 }
 
 static const char *verify_sender(const rule_t * r, const void *am_hdr, int peer)
@@ -112,7 +112,7 @@ static const char *verify_sender(const rule_t * r, const void *am_hdr, int peer)
     int rank = rd_int(am_hdr, r->rank_off);
 
     if (r->from == FROM_COMM) {
-        MPIR_Context_id_t ctx;
+        MMC_context_id_t ctx;
         memcpy(&ctx, (const char *) am_hdr + r->id_off, sizeof(ctx));
         void *comm = MPIDI_TCP_comm_lookup(ctx & ~MPIR_CONTEXT_SUFFIX_MASK);
         /* a communicator not created here yet: MPIDIG keeps the message by context id */

@@ -5,7 +5,6 @@
 #include "mpidimpl.h"
 #include "posix_impl.h"
 #include "fbox_post.h"
-#include "mpidu_init_shm.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -78,14 +77,17 @@ static int cvar_error(int which)
                                 cvars[which - 1].name, s);
 }
 
-int MPIDI_FBOX_init(void)
+int MPIDI_FBOX_init(MPIR_Comm * node_comm)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
-    int nlocal = MPIDI_POSIX_global.num_local;
+    int nlocal = MPIR_Process.local_size;
     MPIDI_FBOX_config_t mine, node;
 
+    if (g->initialized)
+        return MPI_SUCCESS;
     memset(g, 0, sizeof(*g));
+    g->initialized = 1;
     int rc = MPIDI_FBOX_configure(MPIR_CVAR_CH4_SHM_FASTBOX_SIZE,
                                   MPIR_CVAR_CH4_SHM_FASTBOX_MAX_PEERS,
                                   MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG, nlocal, &mine);
@@ -105,25 +107,23 @@ int MPIDI_FBOX_init(void)
     MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_order", &g->fallback[MPIDI_FBOX_ORDER],
                      "Small messages left to the shared-memory queue behind earlier ones there "
                      "(a message the queue postpones counts again when retried)");
-    if (nlocal < 2)
+    /* boxes only where the bootstrap's node is all of this node's ranks (a
+     * session's group may be fewer) */
+    if (nlocal < 2 || (node_comm && node_comm->local_size != nlocal))
         goto fn_exit;
 
     /* the region's layout must be one on the node: its first local rank's */
-    mpi_errno = MPIDU_Init_shm_put(&mine, sizeof(mine));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDU_Init_shm_barrier();
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDU_Init_shm_get(0, sizeof(node), &node);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDU_Init_shm_barrier();
+    node = mine;
+    mpi_errno = MMC_node_bcast(node_comm, &node, sizeof(node));
     MPIR_ERR_CHECK(mpi_errno);
     if (node.size == 0)
         goto fn_exit;
 
     g->cfg = node;
     g->cfg.max_msg = mine.max_msg;
-    g->me = MPIDI_POSIX_global.my_local_rank;
-    mpi_errno = MPIDU_Init_shm_alloc(MPIDI_FBOX_region_bytes(&node, nlocal), &g->region);
+    g->me = MPIR_Process.local_rank;
+    g->region_bytes = MPIDI_FBOX_region_bytes(&node, nlocal);
+    mpi_errno = MMC_node_shm_alloc(node_comm, "fbox", g->region_bytes, &g->region);
     MPIR_ERR_CHECK(mpi_errno);
     g->inbox = MPIDI_FBOX_inbox(g->region, &g->cfg, g->me);
     g->tx = MPL_calloc(nlocal, sizeof(*g->tx), MPL_MEM_SHM);
@@ -140,7 +140,7 @@ int MPIDI_FBOX_init(void)
     if (MPIR_CVAR_DEBUG_SUMMARY && g->me == 0)
         printf("fast boxes: %zu bytes each, up to %d per rank, messages up to %zu bytes; "
                "%zu KiB of shared memory for %d local ranks\n", node.size, node.max_peers,
-               mine.max_msg, MPIDI_FBOX_region_bytes(&node, nlocal) >> 10, nlocal);
+               mine.max_msg, g->region_bytes >> 10, nlocal);
 
   fn_exit:
     return mpi_errno;
@@ -168,13 +168,13 @@ int MPIDI_FBOX_finalize(void)
     MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
 
     if (g->region) {
-        mpi_errno = MPIDU_Init_shm_free(g->region);
+        mpi_errno = MMC_node_shm_free(g->region, g->region_bytes);
         g->region = NULL;
     }
     MPL_free(g->tx);
     MPL_free(g->rx);
     MPL_free(g->rx_of);
     MPL_free(g->iq_taken);
-    g->on = g->sending = 0;
+    g->on = g->sending = g->initialized = 0;
     return mpi_errno;
 }

@@ -60,11 +60,15 @@ typedef struct {
     /* MPI_T performance variables (category CH4_FASTBOX) */
     unsigned long long msgs, bytes;
     unsigned long long fallback[MPIDI_FBOX_RESULTS];    /* by MPIDI_FBOX_result_t */
+    int initialized;            /* 5.0 may bootstrap more than one communicator */
+    size_t region_bytes;
 } MPIDI_FBOX_global_t;
 
 extern MPIDI_FBOX_global_t MPIDI_FBOX_global;
 
-int MPIDI_FBOX_init(void);
+/* node_comm: 5.0's node communicator of the communicator being bootstrapped;
+ * NULL on 4.x, where the node is MPI_Init's (MMC_node_bcast) */
+int MPIDI_FBOX_init(MPIR_Comm * node_comm);
 int MPIDI_FBOX_finalize(void);
 /* boxes claimed in this rank's inbox since it last looked */
 void MPIDI_FBOX_found(void);
@@ -81,7 +85,7 @@ MPL_STATIC_INLINE_PREFIX uint32_t MPIDI_FBOX_compact_kind(const MPIDI_POSIX_am_h
     if (msg_hdr->handler_id != MPIDIG_SEND || msg_hdr->am_type != MPIDI_POSIX_AM_TYPE__SHORT ||
         am_hdr_sz != sizeof(MPIDIG_hdr_t) || data_sz > MPIDI_FBOX_COMPACT_MAX)
         return 0;
-    if (h->flags != MPIDIG_AM_SEND_FLAGS_NONE || h->error_bits != MPIR_ERR_NONE ||
+    if (h->flags != MPIDIG_AM_SEND_FLAGS_NONE || h->error_bits != MMC_ERR_NONE ||
         h->rndv_hdr_sz != 0 || h->data_sz != (MPI_Aint) data_sz)
         return 0;
     return MPIDI_FBOX_COMPACT;
@@ -101,7 +105,7 @@ MPL_STATIC_INLINE_PREFIX MPIDI_FBOX_result_t MPIDI_FBOX_try(int grank,
     if (!g->sending || !am_hdr || msg_hdr->am_type == MPIDI_POSIX_AM_TYPE__PIPELINE)
         return MPIDI_FBOX_SKIP;
 
-    int peer = MPIDI_POSIX_global.local_ranks[grank];
+    int peer = MMC_LOCAL_RANK_OF(grank);
     MPIDI_FBOX_tx_t *tx = &g->tx[peer];
     int contig = 1;
     size_t data_sz = 0;
@@ -194,7 +198,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_isend_lw(const void *buf, MPI_Aint count
         .src_rank = comm->rank,
         .tag = tag,
         .context_id = comm->context_id + context_offset,
-        .error_bits = MPIR_ERR_NONE,
+        .error_bits = MMC_ERR_NONE,
         .flags = MPIDIG_AM_SEND_FLAGS_NONE,
         .sreq_ptr = NULL,
         .rndv_hdr_sz = 0
@@ -202,10 +206,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_isend_lw(const void *buf, MPI_Aint count
     MPIDI_Datatype_check_size(datatype, count, am_hdr.data_sz);
     MPI_Aint sent;
     int done;
-    MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-    done = MPIDI_FBOX_try(MPIDIU_rank_to_lpid(rank, comm), &msg_hdr, &am_hdr, sizeof(am_hdr),
+    MPID_THREAD_CS_ENTER(VCI, MMC_VCI_LOCK(0));
+    done = MPIDI_FBOX_try(MMC_GRANK(rank, comm), &msg_hdr, &am_hdr, sizeof(am_hdr),
                           buf, count, datatype, &sent) == MPIDI_FBOX_SENT;
-    MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+    MPID_THREAD_CS_EXIT(VCI, MMC_VCI_LOCK(0));
     if (done)
         *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
     return done;
@@ -215,7 +219,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_isend_lw(const void *buf, MPI_Aint count
 MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queued(int grank)
 {
     if (MPIDI_FBOX_global.on)
-        MPIDI_FBOX_global.tx[MPIDI_POSIX_global.local_ranks[grank]].iq_sent++;
+        MPIDI_FBOX_global.tx[MMC_LOCAL_RANK_OF(grank)].iq_sent++;
 }
 
 /* A box record as the posix layer takes an iqueue cell; the commit finds the
@@ -229,7 +233,7 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction
                    "MPICH's posix message header is not the one fast boxes know");
     /* the posix layer finds the data am_hdr_sz bytes after MPIDIG's header */
     _Static_assert(offsetof(MPIDI_FBOX_compact_msg_t, data) == sizeof(MPIDIG_hdr_t)
-                   && sizeof(MPIR_Context_id_t) <= sizeof(r->msg_hdr),
+                   && sizeof(MMC_context_id_t) <= sizeof(r->msg_hdr),
                    "MPIDIG's header is not the one compact records know");
     rx->msg_hdr = 0;
     if (MPIDI_FBOX_IS_COMPACT(r)) {
@@ -245,8 +249,8 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction
         MPIDIG_hdr_t *h = &g->compact.hdr;
         h->src_rank = c->src_rank;
         h->tag = c->tag;
-        h->context_id = (MPIR_Context_id_t) r->msg_hdr;
-        h->error_bits = MPIR_ERR_NONE;
+        h->context_id = (MMC_context_id_t) r->msg_hdr;
+        h->error_bits = MMC_ERR_NONE;
         h->flags = MPIDIG_AM_SEND_FLAGS_NONE;
         h->sreq_ptr = NULL;
         h->data_sz = (MPI_Aint) data_sz;
