@@ -160,7 +160,7 @@ static void test_split(void)
 {
     const size_t M = 1 << 20;
     CHECK(MPIDI_CMA_split_point(16 * M, 0, 1) == 0);    /* 0: never */
-    CHECK(MPIDI_CMA_split_point(16 * M, 4 * M, 0) == 0);        /* noncontiguous receiver */
+    CHECK(MPIDI_CMA_split_point(16 * M, 4 * M, 0) == 0);        /* a noncontiguous side */
     CHECK(MPIDI_CMA_split_point(4 * M - 1, 4 * M, 1) == 0);
     CHECK(MPIDI_CMA_split_point(4 * M, 4 * M, 1) == 2 * M);
     /* on a page boundary, never past the middle */

@@ -99,9 +99,9 @@ const char *MPIDI_CMA_avail_str(MPIDI_CMA_avail_t why)
     return "unknown";
 }
 
-size_t MPIDI_CMA_split_point(size_t bytes, size_t threshold, int recv_contig)
+size_t MPIDI_CMA_split_point(size_t bytes, size_t threshold, int contig)
 {
-    if (threshold == 0 || bytes < threshold || !recv_contig || bytes < 2)
+    if (threshold == 0 || bytes < threshold || !contig || bytes < 2)
         return 0;
     if (bytes < 2 * MPIDI_CMA_PAGE)
         return bytes / 2;

@@ -53,8 +53,8 @@ MPIDI_CMA_avail_t MPIDI_CMA_availability(int enable, int ptrace_scope, int cap_s
 const char *MPIDI_CMA_avail_str(MPIDI_CMA_avail_t why);
 
 /* The split: a single process_vm_readv keeps one core busy while the
- * sender's core idles in its wait, so the receiver of a large message into a
- * contiguous buffer asks the sender to write the second part of it with
+ * sender's core idles in its wait, so the receiver of a large message between
+ * contiguous buffers asks the sender to write the second part of it with
  * process_vm_writev while it reads the first.
  * MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD -1: from the measurements in doc/cma.md */
 #define MPIDI_CMA_SPLIT_DEFAULT ((size_t) 4 * 1024 * 1024)
@@ -63,7 +63,7 @@ const char *MPIDI_CMA_avail_str(MPIDI_CMA_avail_t why);
 /* The byte at which the sender's part of a bytes-long message starts: half
  * of it, on a page boundary once it is at least two pages.  0 = not split:
  * threshold 0 (never), a message below the threshold, or a noncontiguous
- * receive buffer. */
-size_t MPIDI_CMA_split_point(size_t bytes, size_t threshold, int recv_contig);
+ * buffer on either side (contig 0). */
+size_t MPIDI_CMA_split_point(size_t bytes, size_t threshold, int contig);
 
 #endif /* CMA_POLICY_H_INCLUDED */

@@ -89,7 +89,8 @@ int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, MPIR
     }
     MPIDI_Datatype_get_info(MPIDIG_REQUEST(rreq, count), MPIDIG_REQUEST(rreq, datatype), contig,
                             dsz, rdt, true_lb);
-    size_t split = MPIDI_CMA_split_point(recv_data_sz, MPIDI_CMA_global.split_threshold, contig);
+    size_t split = MPIDI_CMA_split_point(recv_data_sz, MPIDI_CMA_global.split_threshold,
+                                         contig && ipc_hdr->is_contig);
     split_rec_t *rec = split ? start_split(rreq, sreq, split, recv_data_sz, true_lb,
                                            &mpi_errno) : NULL;
     MPIR_ERR_CHECK(mpi_errno);
