@@ -105,9 +105,20 @@ typedef MPIR_Lpid MMC_dyn_peer_t;
  * nothing behind. */
 #include <sys/mman.h>
 
+#define MMC_NODE_COMM(comm_) MPIR_Comm_get_node_comm(comm_)
+
 MPL_STATIC_INLINE_PREFIX int MMC_node_bcast(MPIR_Comm * node_comm, void *buf, int len)
 {
     return MPIR_Bcast_impl(buf, len, MPIR_BYTE_INTERNAL, 0, node_comm, MPIR_COLL_ATTR_SYNC);
+}
+
+/* all gets every local rank's len bytes, local rank i's at i * len (the
+ * world's node_comm orders them as MPIR_Process.node_local_map does) */
+MPL_STATIC_INLINE_PREFIX int MMC_node_allgather(MPIR_Comm * node_comm, const void *mine, int len,
+                                                void *all)
+{
+    return MPIR_Allgather_impl(mine, len, MPIR_BYTE_INTERNAL, all, len, MPIR_BYTE_INTERNAL,
+                               node_comm, MPIR_COLL_ATTR_SYNC);
 }
 
 MPL_STATIC_INLINE_PREFIX int MMC_node_shm_alloc(MPIR_Comm * node_comm, const char *what,
@@ -152,6 +163,22 @@ typedef uint64_t MMC_dyn_peer_t;
 
 /* 4.x: MPIDU_Init_shm, set up before the shared-memory modules, over all of
  * MPI_Init's local ranks (node_comm is not used: NULL) */
+#define MMC_NODE_COMM(comm_) NULL
+
+MPL_STATIC_INLINE_PREFIX int MMC_node_allgather(MPIR_Comm * node_comm, const void *mine, int len,
+                                                void *all)
+{
+    int mpi_errno = MPIDU_Init_shm_put((void *) mine, len);
+    if (!mpi_errno)
+        mpi_errno = MPIDU_Init_shm_barrier();
+    for (int i = 0; !mpi_errno && i < MPIR_Process.local_size; i++)
+        mpi_errno = MPIDU_Init_shm_get(i, len, (char *) all + (size_t) i * len);
+    /* the slots are reused by whoever exchanges next */
+    if (!mpi_errno)
+        mpi_errno = MPIDU_Init_shm_barrier();
+    return mpi_errno;
+}
+
 MPL_STATIC_INLINE_PREFIX int MMC_node_bcast(MPIR_Comm * node_comm, void *buf, int len)
 {
     /* every rank puts; the others read local rank 0's */

@@ -5,7 +5,6 @@
 #include "mpidimpl.h"
 #include "cma_post.h"
 #include "cma_policy.h"
-#include "mpidu_init_shm.h"
 #include "mmc_compat.h"
 
 #include <sys/prctl.h>
@@ -194,13 +193,16 @@ static int probe(const cma_info_t * peer)
     return n == sizeof(v) && v == peer->probe_val ? 0 : EIO;
 }
 
-int MPIDI_CMA_init_world(void)
+int MPIDI_CMA_comm_bootstrap(MPIR_Comm * comm)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_CMA_global_t *g = &MPIDI_CMA_global;
     int nlocal = MPIR_Process.local_size, me = MPIR_Process.local_rank;
     MPIDI_CMA_avail_t why = MPIDI_CMA_OK;
+    cma_info_t *all = NULL;
 
+    if (g->ok)
+        goto fn_exit;           /* 5.0: a later bootstrap communicator (sessions) */
     g->ok = MPL_calloc(MPIR_Process.size, 1, MPL_MEM_OTHER);
     MPIR_ERR_CHKANDJUMP(!g->ok, mpi_errno, MPI_ERR_OTHER, "**nomem");
     if (nlocal < 2)
@@ -212,26 +214,24 @@ int MPIDI_CMA_init_world(void)
     int scope = read_ptrace_scope();
     if (MPIR_CVAR_CH4_CMA_ENABLE && scope == 1)
         g->ptracer_any = prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0;
+
     /* every local rank takes part in the exchange, enabled or not */
     cma_info_t mine = {.userns = userns_id(), .probe_addr = (uint64_t) (uintptr_t) & probe_word,
         .pid = g->pid
     };
     probe_word = mine.probe_val = ((uint64_t) mine.pid << 32) ^ 0x6d6d63636d61ULL;
-    MPL_COMPILE_TIME_ASSERT(sizeof(cma_info_t) <= MPIDU_INIT_SHM_BLOCK_SIZE);
-    mpi_errno = MPIDU_Init_shm_put(&mine, sizeof(mine));
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDU_Init_shm_barrier();
+    all = MPL_malloc(nlocal * sizeof(*all), MPL_MEM_OTHER);
+    MPIR_ERR_CHKANDJUMP(!all, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    mpi_errno = MMC_node_allgather(MMC_NODE_COMM(comm), &mine, sizeof(mine), all);
     MPIR_ERR_CHECK(mpi_errno);
     int usable = 0, cap = have_cap_sys_ptrace();
     for (int i = 0; i < nlocal; i++) {
-        cma_info_t peer;
         if (i == me)
             continue;
-        mpi_errno = MPIDU_Init_shm_get(i, sizeof(peer), &peer);
-        MPIR_ERR_CHECK(mpi_errno);
         MPIDI_CMA_avail_t a = MPIDI_CMA_availability(MPIR_CVAR_CH4_CMA_ENABLE, scope, cap,
-                                                     peer.userns == mine.userns,
-                                                     MPIR_CVAR_CH4_CMA_ENABLE ? probe(&peer) : 0);
+                                                     all[i].userns == mine.userns,
+                                                     MPIR_CVAR_CH4_CMA_ENABLE ? probe(&all[i]) :
+                                                     0);
         if (a == MPIDI_CMA_OK) {
             g->ok[MPIR_Process.node_local_map[i]] = 1;
             usable++;
@@ -239,9 +239,6 @@ int MPIDI_CMA_init_world(void)
             why = a;
         }
     }
-    /* the slots are reused by whoever exchanges next */
-    mpi_errno = MPIDU_Init_shm_barrier();
-    MPIR_ERR_CHECK(mpi_errno);
     g->enabled = usable > 0;
     if (!g->enabled)
         ptracer_reset();
@@ -259,6 +256,7 @@ int MPIDI_CMA_init_world(void)
     }
 
   fn_exit:
+    MPL_free(all);
     return mpi_errno;
   fn_fail:
     goto fn_exit;

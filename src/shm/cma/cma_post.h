@@ -18,6 +18,7 @@
 #define CMA_POST_H_INCLUDED
 
 #include "ipc_types.h"
+#include "mmc_compat.h"
 
 typedef struct {
     int enabled;                /* MPIR_CVAR_CH4_CMA_ENABLE and the checks at init */
@@ -33,13 +34,16 @@ typedef struct {
 extern MPIDI_CMA_global_t MPIDI_CMA_global;
 
 int MPIDI_CMA_init_local(void);
-int MPIDI_CMA_init_world(void);
+/* Which local ranks CMA reads work with, found once in MPI_Init: comm is the
+ * world being set up (5.0), NULL for MPI_Init's local ranks (4.x). */
+int MPIDI_CMA_comm_bootstrap(MPIR_Comm * comm);
 int MPIDI_CMA_mpi_finalize_hook(void);
-/* The receiver's side, once matched: the message is read (and acknowledged
- * by ipc_p2p.h), or *deferred: finished later by MPIDI_CMA_written or by
- * MPIDIG's rendezvous. */
-int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, MPIR_Request * sreq,
-                              size_t recv_data_sz, int *deferred);
+/* The receiver's side, once matched: the message is read (and MPICH's IPC
+ * receive acknowledges and completes it), or *deferred: finished later by
+ * MPIDI_CMA_written or by MPIDIG's rendezvous, as is a message into a buffer
+ * CMA cannot reach (need_pack: device memory). */
+int MPIDI_CMA_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size_t recv_data_sz,
+                   bool need_pack, bool *deferred);
 int MPIDI_CMA_write_part(const MPIDI_CMA_split_hdr_t * hdr);
 int MPIDI_CMA_written(const MPIDI_CMA_split_hdr_t * hdr);
 
@@ -50,23 +54,72 @@ int MPIDI_CMA_written(const MPIDI_CMA_split_hdr_t * hdr);
 int MPIDI_CMA_copy(int write, pid_t pid, const void *rbuf, MPI_Aint rcount, MPI_Datatype rtype,
                    const void *lbuf, MPI_Aint lcount, MPI_Datatype ltype, size_t to, size_t *done);
 
-/* Chooses CMA for a message of data_sz bytes to rank when no other IPC type
- * took it.  The size test is ours: MPICH 4.1+ no longer compares the size
- * with the threshold in its shared send path. */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_CMA_peer_ok(int rank, MPIR_Comm * comm)
+{
+    int grank = MMC_GRANK(rank, comm);
+    return grank >= 0 && MPIDI_CMA_global.ok[grank];
+}
+
+#if MMC_CH4_BOOTSTRAP_COMM
+/* 5.0: MPICH's IPC send asks each IPC type in turn (ipc_p2p.h): CMA takes a
+ * message of at least our threshold (-1 in the CVAR is 4 MiB), and
+ * MPIDI_CMA_check_peer, which the overlay calls right after, drops it again
+ * when CMA does not work with that peer.  Our copy windows its iovecs, so a
+ * datatype of many blocks is no reason to refuse. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_CMA_get_ipc_attr(const void *buf, MPI_Aint count,
+                                                    MPI_Datatype datatype,
+                                                    MPIDI_IPCI_ipc_attr_t * attr)
+{
+    MPI_Aint data_sz;
+    attr->ipc_type = MPIDI_IPCI_TYPE__NONE;
+    if (!MPIDI_CMA_global.enabled)
+        return MPI_SUCCESS;
+    MPIDI_Datatype_check_size(datatype, count, data_sz);
+    if ((size_t) data_sz >= MPIDI_CMA_global.threshold) {
+        attr->ipc_type = MPIDI_IPCI_TYPE__CMA;
+        attr->u.cma = (MPIDI_CMA_ipc_attr_t) {.buf = buf,.count = count,.datatype = datatype };
+    }
+    return MPI_SUCCESS;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_CMA_check_peer(int rank, MPIR_Comm * comm,
+                                                   MPIDI_IPCI_ipc_attr_t * attr)
+{
+    if (attr->ipc_type == MPIDI_IPCI_TYPE__CMA && !MPIDI_CMA_peer_ok(rank, comm))
+        attr->ipc_type = MPIDI_IPCI_TYPE__NONE;
+}
+
+/* the receiver reads a contiguous message from its first byte, a
+ * noncontiguous one with the sender's flattened datatype from buf */
+MPL_STATIC_INLINE_PREFIX void MPIDI_CMA_fill_ipc_handle(MPIDI_IPCI_ipc_attr_t * attr,
+                                                        MPIDI_IPCI_ipc_handle_t * handle)
+{
+    int contig;
+    size_t size;
+    MPIR_Datatype *dtp;
+    MPI_Aint true_lb;
+    MPIDI_Datatype_get_info(attr->u.cma.count, attr->u.cma.datatype, contig, size, dtp, true_lb);
+    handle->cma.addr = (uint64_t) (uintptr_t) ((const char *) attr->u.cma.buf +
+                                               (contig ? true_lb : 0));
+    handle->cma.pid = MPIDI_CMA_global.pid;
+}
+#else
+/* 4.x: chooses CMA for a message of data_sz bytes to rank when no other IPC
+ * type took it.  The size test is ours: MPICH 4.1+ no longer compares the
+ * size with the threshold in its shared send path. */
 MPL_STATIC_INLINE_PREFIX void MPIDI_CMA_get_ipc_attr(const void *addr, size_t data_sz, int rank,
                                                      MPIR_Comm * comm,
                                                      MPIDI_IPCI_ipc_attr_t * attr)
 {
     if (attr->ipc_type != MPIDI_IPCI_TYPE__NONE || !MPIDI_CMA_global.enabled ||
-        attr->gpu_attr.type == MPL_GPU_POINTER_DEV || data_sz < MPIDI_CMA_global.threshold)
-        return;
-    int lpid = MPIDIU_rank_to_lpid(rank, comm);
-    if (lpid < 0 || !MPIDI_CMA_global.ok[lpid])
+        attr->gpu_attr.type == MPL_GPU_POINTER_DEV || data_sz < MPIDI_CMA_global.threshold ||
+        !MPIDI_CMA_peer_ok(rank, comm))
         return;
     attr->ipc_type = MPIDI_IPCI_TYPE__CMA;
     attr->ipc_handle.cma.addr = (uint64_t) (uintptr_t) addr;
     attr->ipc_handle.cma.pid = MPIDI_CMA_global.pid;
     attr->threshold.send_lmt_sz = MPIDI_CMA_global.threshold;
 }
+#endif
 
 #endif /* CMA_POST_H_INCLUDED */

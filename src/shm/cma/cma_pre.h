@@ -13,6 +13,13 @@ typedef struct MPIDI_CMA_ipc_handle {
     int32_t pid;                /* the sender */
 } MPIDI_CMA_ipc_handle_t;
 
+/* 5.0: the sender's buffer, from choosing CMA to filling in the handle */
+typedef struct MPIDI_CMA_ipc_attr {
+    const void *buf;
+    MPI_Aint count;
+    MPI_Datatype datatype;
+} MPIDI_CMA_ipc_attr_t;
+
 /* The two messages of a split (cma_post.h), one AM handler: the receiver asks
  * the sender to write a part (WRITE), the sender answers (WRITTEN). */
 enum {

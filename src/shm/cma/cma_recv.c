@@ -30,7 +30,7 @@ static int complete(MPIR_Request * rreq, MPIR_Request * sreq)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIDI_IPC_ack_t ack = {.ipc_type = MPIDI_IPCI_TYPE__CMA,.req_ptr = sreq };
-    CH4_CALL(am_send_hdr(MPIDIG_REQUEST(rreq, u.recv.source), rreq->comm, MPIDI_IPC_ACK,
+    CH4_CALL(am_send_hdr(MMC_RECV_SOURCE(rreq), rreq->comm, MPIDI_IPC_ACK,
                          &ack, sizeof(ack), MPIDIG_REQUEST(rreq, req->local_vci),
                          MPIDIG_REQUEST(rreq, req->remote_vci)), 1, mpi_errno);
     MPIR_ERR_CHECK(mpi_errno);
@@ -54,7 +54,7 @@ static split_rec_t *start_split(MPIR_Request * rreq, MPIR_Request * sreq, size_t
         .sreq = sreq,.rec = rec,.from = split,.to = bytes,
         .raddr = (uint64_t) (uintptr_t) ((char *) MPIDIG_REQUEST(rreq, buffer) + true_lb)
     };
-    CH4_CALL(am_send_hdr(MPIDIG_REQUEST(rreq, u.recv.source), rreq->comm,
+    CH4_CALL(am_send_hdr(MMC_RECV_SOURCE(rreq), rreq->comm,
                          MPIDI_CMA_global.split_handler, &hdr, sizeof(hdr),
                          MPIDIG_REQUEST(rreq, req->local_vci), MPIDIG_REQUEST(rreq,
                                                                              req->remote_vci)),
@@ -66,10 +66,11 @@ static split_rec_t *start_split(MPIR_Request * rreq, MPIR_Request * sreq, size_t
     return rec;
 }
 
-int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, MPIR_Request * sreq,
-                              size_t recv_data_sz, int *deferred)
+int MPIDI_CMA_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size_t recv_data_sz,
+                   bool need_pack, bool *deferred)
 {
     int mpi_errno = MPI_SUCCESS;
+    MPIR_Request *sreq = MPIDIG_REQUEST(rreq, req->rreq.peer_req_ptr);
     MPIR_Datatype *dt = NULL, *rdt;
     const void *rbuf = (const void *) (uintptr_t) ipc_hdr->ipc_handle.cma.addr;
     MPI_Aint rcount = (MPI_Aint) recv_data_sz, true_lb;
@@ -77,7 +78,14 @@ int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, MPIR
     size_t done = 0, dsz;
     int contig;
 
-    *deferred = 0;
+    *deferred = false;
+    if (need_pack) {
+        /* device memory, which process_vm_readv cannot reach: MPIDIG's
+         * rendezvous copies into it (not a refused read: not counted) */
+        mpi_errno = MPIDIG_do_cts(rreq);
+        *deferred = (mpi_errno == MPI_SUCCESS);
+        return mpi_errno;
+    }
     if (!ipc_hdr->is_contig) {
         /* the sender's datatype came flattened behind the header */
         dt = (MPIR_Datatype *) MPIR_Handle_obj_alloc(&MPIR_Datatype_mem);
@@ -100,7 +108,7 @@ int MPIDI_CMA_handle_lmt_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, MPIR
     if (rec) {
         /* finished when the sender's WRITTEN arrives (MPIDI_CMA_written) */
         rec->err = err;
-        *deferred = 1;
+        *deferred = true;
     } else if (err == 0) {
         MPIDI_CMA_global.msgs++;
         MPIDI_CMA_global.bytes += done;
