@@ -1,7 +1,7 @@
 /*
  * mpich-multichannel: the ch4 interfaces that differ between the MPICH
- * versions our modules build against (4.0.2 and 4.2.1; 5.0.x is being ported,
- * doc/mpich-5.0.md; maint/overlay refuses others).  Each difference is named
+ * versions our modules build against (4.0.2, 4.2.1 and 5.0.x, doc/mpich-5.0.md;
+ * maint/overlay refuses others).  Each difference is named
  * here once, so the modules keep one copy of their code: a module tests the
  * macros and feature flags below, never MPICH_NUMVERSION.  Included by every
  * module after mpidimpl.h (MPICH_NUMVERSION).
