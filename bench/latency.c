@@ -11,7 +11,8 @@
  *                                      (default 20 2000 8, no policy list)
  *   prints: intra_SIZE_us=X inter_SIZE_us=Y ... for each size
  *
- * With a policy list (roundrobin, staticN, dynamic, adaptive) every block
+ * With a policy list (stock, roundrobin, staticN, dynamic, adaptive, and on
+ * MPICH 5.0 any of them with _throttle, see switch_policy) every block
  * runs once under each policy, switched in the job with MPI_T_cvar_write
  * (MPIR_CVAR_CH4_POLL_POLICY and _STATIC_RATIO), the order rotating by block:
  * the contenders share one placement of the processes, which is what moves
@@ -65,19 +66,27 @@ static double block(int rank, int peer, size_t size, int iters, int first_tag)
     return (mmc_now_us() - t0) / iters / 2;
 }
 
-/* Switches this rank to a policy of the list: roundrobin, staticN, dynamic, adaptive. */
+/* Switches this rank to a policy of the list: stock, roundrobin, staticN,
+ * dynamic, adaptive; NAME_throttle also turns MPICH 5.0's progress throttle
+ * on (MPIR_CVAR_CH4_PROGRESS_THROTTLE), which the others turn off where the
+ * MPICH has it. */
 static void switch_policy(const char *name)
 {
     int ratio = 50;
     char item[32];
     snprintf(item, sizeof(item), "%s", name);
-    if (strncmp(name, "static", 6) == 0 && name[6]) {
-        ratio = atoi(name + 6);
+    char *suffix = strstr(item, "_throttle");
+    int throttle = suffix != NULL;
+    if (suffix)
+        *suffix = '\0';
+    if (strncmp(item, "static", 6) == 0 && item[6]) {
+        ratio = atoi(item + 6);
         item[6] = '\0';
     }
     int value = mmc_cvar_enum("MPIR_CVAR_CH4_POLL_POLICY", item);
     if (value < 0 || mmc_cvar_write("MPIR_CVAR_CH4_POLL_STATIC_RATIO", ratio) ||
-        mmc_cvar_write("MPIR_CVAR_CH4_POLL_POLICY", value)) {
+        mmc_cvar_write("MPIR_CVAR_CH4_POLL_POLICY", value) ||
+        (mmc_cvar_write("MPIR_CVAR_CH4_PROGRESS_THROTTLE", throttle) && throttle)) {
         fprintf(stderr, "latency: cannot switch to policy %s through MPI_T\n", name);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
