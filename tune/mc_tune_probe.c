@@ -818,12 +818,13 @@ static void defaults(void)
     mmc_cvar_enum_walk("MPIR_CVAR_CH4_POLL_POLICY", NULL,
                        mmc_cvar_int("MPIR_CVAR_CH4_POLL_POLICY", -1), policy, sizeof(policy));
     out("{\"kind\":\"defaults\",\"values\":{\"MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE\":%d,"
-        "\"MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD\":%d,\"MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD\":%zu,"
+        "\"MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD\":%zu,\"MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD\":%zu,"
         "\"MPIR_CVAR_CH4_TCP_SNDBUF_SIZE\":%d,\"MPIR_CVAR_CH4_TCP_RCVBUF_SIZE\":%d,"
         "\"MPIR_CVAR_CH4_POLL_POLICY\":\"%s\",\"MPIR_CVAR_CH4_POLL_STATIC_RATIO\":%d,"
         "\"MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG\":%zu},\"eager_max\":%d,\"fbox_size\":%zu}",
-        eager < 0 ? MPIDI_TCP_EAGER_DEFAULT : eager, p2p < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT : p2p,
-        split < 0 ? MPIDI_CMA_SPLIT_DEFAULT : (size_t) split,
+        eager < 0 ? MPIDI_TCP_EAGER_DEFAULT : eager,
+        p2p < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT(MPICH_NUMVERSION) : (size_t) p2p,
+        split < 0 ? MPIDI_CMA_SPLIT_DEFAULT(MPICH_NUMVERSION) : (size_t) split,
         mmc_cvar_int("MPIR_CVAR_CH4_TCP_SNDBUF_SIZE", 0),
         mmc_cvar_int("MPIR_CVAR_CH4_TCP_RCVBUF_SIZE", 0), policy,
         mmc_cvar_int("MPIR_CVAR_CH4_POLL_STATIC_RATIO", 50), fbox.max_msg, MPIDI_TCP_EAGER_MAX,

@@ -299,7 +299,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     int t = mmc_cvar_int("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", -1);
-    thr = t < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT : t < 2 ? 2 : (size_t) t;
+    thr = t < 0 ? MPIDI_CMA_THRESHOLD_DEFAULT(MPICH_NUMVERSION) : t < 2 ? 2 : (size_t) t;
     if (argc > 2 && !strcmp(argv[1], "big")) {
         big();
     } else {

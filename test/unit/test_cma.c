@@ -174,6 +174,17 @@ static void test_split(void)
     CHECK(MPIDI_CMA_split_point((size_t) 5 << 30, 4 * M, 1) == (size_t) 5 << 29);
 }
 
+/* MPICH_NUMVERSION of 4.0.2, 4.2.1, 5.0.0a1 and 5.0.1: 4 MiB on 4.x, 1 MiB from 5.0 */
+static void test_defaults(void)
+{
+    const size_t M = 1 << 20;
+    CHECK(MPIDI_CMA_THRESHOLD_DEFAULT(40002300) == 4 * M);
+    CHECK(MPIDI_CMA_THRESHOLD_DEFAULT(40201300) == 4 * M);
+    CHECK(MPIDI_CMA_THRESHOLD_DEFAULT(50000001) == M);
+    CHECK(MPIDI_CMA_THRESHOLD_DEFAULT(50001300) == M);
+    CHECK(MPIDI_CMA_SPLIT_DEFAULT(40201300) == 4 * M && MPIDI_CMA_SPLIT_DEFAULT(50001300) == M);
+}
+
 int main(void)
 {
     run("contiguous, batch cap and partial reads resumed", test_contig);
@@ -182,5 +193,6 @@ int main(void)
     run("5 GiB in 1 GiB batches", test_huge);
     run("availability decided from Yama, user namespace and probe", test_availability);
     run("split point: threshold, contiguity, page boundary", test_split);
+    run("default thresholds by MPICH version", test_defaults);
     return unit_summary();
 }

@@ -43,9 +43,9 @@ cvars:
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         Smallest message in bytes sent with CMA; smaller ones go through shared memory.
-        Default -1: 4194304 (4 MiB), chosen by measurement (doc/cma.md): on the machine
-        measured, smaller messages are faster through shared memory. 0 sends every
-        message with CMA. Must be -1 or more.
+        Default -1: 4194304 (4 MiB) on MPICH 4.x, 1048576 (1 MiB) on 5.0, chosen by
+        measurement (doc/cma.md): on the machine measured, smaller messages are faster
+        through shared memory. 0 sends every message with CMA. Must be -1 or more.
 
     - name        : MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD
       category    : CH4_CMA
@@ -58,8 +58,9 @@ cvars:
         Smallest CMA message in bytes that is split between both ranks' cores: the sender,
         waiting for it, writes the second half with process_vm_writev while the receiver
         reads the first (contiguous receive buffers only). A split message needs the sender
-        to be in an MPI call, as a rendezvous does. Default -1: 4194304 (4 MiB), chosen by
-        measurement (doc/cma.md). 0 never splits. Must be -1 or more.
+        to be in an MPI call, as a rendezvous does. Default -1: as the P2P threshold's default
+        (4 MiB on MPICH 4.x, 1 MiB on 5.0), chosen by measurement (doc/cma.md). 0 never
+        splits. Must be -1 or more.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -111,12 +112,14 @@ int MPIDI_CMA_init_local(void)
     MPIDI_CMA_global_t *g = &MPIDI_CMA_global;
 
     mpi_errno = threshold("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
-                          MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD, MPIDI_CMA_THRESHOLD_DEFAULT,
+                          MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD,
+                          MPIDI_CMA_THRESHOLD_DEFAULT(MPICH_NUMVERSION),
                           &g->threshold);
     if (mpi_errno)
         return mpi_errno;
     mpi_errno = threshold("MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD",
-                          MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD, MPIDI_CMA_SPLIT_DEFAULT,
+                          MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD,
+                          MPIDI_CMA_SPLIT_DEFAULT(MPICH_NUMVERSION),
                           &g->split_threshold);
     if (mpi_errno)
         return mpi_errno;

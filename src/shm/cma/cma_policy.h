@@ -16,8 +16,14 @@
 #include <sys/uio.h>
 
 #define MPIDI_CMA_IOV_MAX     1024      /* Linux's UIO_MAXIOV */
-/* MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD -1: from the measurements in doc/cma.md */
-#define MPIDI_CMA_THRESHOLD_DEFAULT (4 * 1024 * 1024)
+/* MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD and ..._SPLIT_THRESHOLD at -1, for the
+ * MPICH of MPICH_NUMVERSION numversion: measured per series (doc/cma.md,
+ * doc/mpich-versions.md).  4.x's copy path keeps up with split CMA up to
+ * 4 MiB; 5.0's moves half as much from 256 KiB on, and split CMA passes it
+ * at 1 MiB, where CMA must start split to win. */
+#define MPIDI_CMA_DEFAULT(numversion) \
+    ((size_t) ((numversion) >= 50000000 ? 1 : 4) * 1024 * 1024)
+#define MPIDI_CMA_THRESHOLD_DEFAULT(numversion) MPIDI_CMA_DEFAULT(numversion)
 #define MPIDI_CMA_BATCH_MAX   ((size_t) 1 << 30)
 
 /* Where a transfer stands in an iovec list: entry idx, off bytes into it. */
@@ -56,8 +62,8 @@ const char *MPIDI_CMA_avail_str(MPIDI_CMA_avail_t why);
  * sender's core idles in its wait, so the receiver of a large message between
  * contiguous buffers asks the sender to write the second part of it with
  * process_vm_writev while it reads the first.
- * MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD -1: from the measurements in doc/cma.md */
-#define MPIDI_CMA_SPLIT_DEFAULT ((size_t) 4 * 1024 * 1024)
+ * MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD -1: where CMA starts (above) */
+#define MPIDI_CMA_SPLIT_DEFAULT(numversion) MPIDI_CMA_DEFAULT(numversion)
 #define MPIDI_CMA_PAGE 4096
 
 /* The byte at which the sender's part of a bytes-long message starts: half

@@ -62,7 +62,7 @@ MPL_STATIC_INLINE_PREFIX bool MPIDI_CMA_peer_ok(int rank, MPIR_Comm * comm)
 
 #if MMC_CH4_BOOTSTRAP_COMM
 /* 5.0: MPICH's IPC send asks each IPC type in turn (ipc_p2p.h): CMA takes a
- * message of at least our threshold (-1 in the CVAR is 4 MiB), and
+ * message of at least our threshold (-1 in the CVAR is 1 MiB there), and
  * MPIDI_CMA_check_peer, which the overlay calls right after, drops it again
  * when CMA does not work with that peer.  Our copy windows its iovecs, so a
  * datatype of many blocks is no reason to refuse. */
