@@ -19,7 +19,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_isend(int rank, MPIR_Comm * comm, int h
                                                MPI_Datatype datatype, int src_vci, int dst_vci,
                                                MPIR_Request * sreq)
 {
-    return MPIDI_TCP_send_am(MMC_GRANK(rank, comm), handler_id, am_hdr, am_hdr_sz,
+    return MPIDI_TCP_send_am(MPIDI_TCP_RANK_TO_PEER(comm, rank), handler_id, am_hdr, am_hdr_sz,
                              data, count, datatype, src_vci, dst_vci, sreq);
 }
 
@@ -30,7 +30,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_isend_reply(MPIR_Comm * comm, int src_r
                                                      int src_vci, int dst_vci,
                                                      MPIR_Request * sreq)
 {
-    return MPIDI_TCP_send_am(MMC_GRANK(src_rank, comm), handler_id, am_hdr,
+    return MPIDI_TCP_send_am(MPIDI_TCP_RANK_TO_PEER(comm, src_rank), handler_id, am_hdr,
                              am_hdr_sz, data, count, datatype, src_vci, dst_vci, sreq);
 }
 
@@ -38,7 +38,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_send_hdr(int rank, MPIR_Comm * comm, in
                                                   const void *am_hdr, MPI_Aint am_hdr_sz,
                                                   int src_vci, int dst_vci)
 {
-    return MPIDI_TCP_send_am(MMC_GRANK(rank, comm), handler_id, am_hdr, am_hdr_sz,
+    return MPIDI_TCP_send_am(MPIDI_TCP_RANK_TO_PEER(comm, rank), handler_id, am_hdr, am_hdr_sz,
                              NULL, 0, MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
 }
 
@@ -47,7 +47,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_send_hdr_reply(MPIR_Comm * comm, int sr
                                                         MPI_Aint am_hdr_sz, int src_vci,
                                                         int dst_vci)
 {
-    return MPIDI_TCP_send_am(MMC_GRANK(src_rank, comm), handler_id, am_hdr,
+    return MPIDI_TCP_send_am(MPIDI_TCP_RANK_TO_PEER(comm, src_rank), handler_id, am_hdr,
                              am_hdr_sz, NULL, 0, MPI_DATATYPE_NULL, src_vci, dst_vci, NULL);
 }
 

@@ -13,7 +13,13 @@
 extern MPI_Aint MPIDI_TCP_eager_max;    /* MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE, resolved */
 extern const MPI_Aint MPIDI_TCP_am_hdr_max;
 
-/* Sends an active message to a world rank; sreq, when given, completes
+/* ch4:tcp's peer index of a rank of comm (world ranks are 0..size-1), -1 for
+ * a process it was never told of; a macro: ch4's av lookup is declared after
+ * this header in MPICH's own files */
+#define MPIDI_TCP_RANK_TO_PEER(comm_, rank_) \
+    (MPIDIU_comm_rank_to_av(comm_, rank_)->netmod.tcp.peer_plus1 - 1)
+
+/* Sends an active message to a peer; sreq, when given, completes
  * through MPIDIG's origin callback once the last byte is in the socket. */
 int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                       const void *data, MPI_Aint count, MPI_Datatype datatype,

@@ -233,6 +233,9 @@ int MPIDI_TCP_init_local(int *tag_bits)
     MPIDI_TCP_auth_random(g->me.key, sizeof(g->me.key));
     g->me.eager_max = (uint32_t) MPIDI_TCP_eager_max;
     g->cards[g->rank] = g->me;
+    /* the world's av entries name their peers (MPIDI_TCP_RANK_TO_PEER) */
+    for (int i = 0; i < g->size; i++)
+        MPIDI_global.avt_mgr.av_table0->table[i].netmod.tcp.peer_plus1 = i + 1;
     /* the arbiter skips the netmod while nothing is in flight (doc/arbiter.md) */
     MPIDI_POLL_global.nm_state = MPIDI_TCP_poll_state;
 

@@ -35,8 +35,11 @@ typedef struct {
     int dummy;
 } MPIDI_TCP_win_t;
 
+/* An av entry names ch4:tcp's peer: its index plus one (world rank r is
+ * r + 1, written at init).  0, what ch4 zeroes a new entry to, names no
+ * process ch4:tcp was told of, and a send to it fails (doc/tcp-dynamic.md). */
 typedef struct {
-    int dummy;
+    int peer_plus1;
 } MPIDI_TCP_addr_t;
 
 typedef struct {

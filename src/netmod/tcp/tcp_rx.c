@@ -315,19 +315,19 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected)
             if (MPIDI_REQUEST(r, is_local))
                 continue;
 #endif
-            int lpid = MMC_GRANK(src, r->comm);
-            if (lpid < 0 || lpid >= MPIDI_TCP_global.size)
+            int peer = MPIDI_TCP_RANK_TO_PEER(r->comm, src);
+            if (peer < 0 || peer >= MPIDI_TCP_global.size)
                 continue;
-            if (probe_unconnected && !MPIDI_TCP_global.vc[lpid] &&
-                !MPIDI_TCP_global.dead_err[lpid]) {
+            if (probe_unconnected && !MPIDI_TCP_global.vc[peer] &&
+                !MPIDI_TCP_global.dead_err[peer]) {
                 MPIDI_TCP_conn_t *c;
-                MPIDI_TCP_conn_get(lpid, &c);
+                MPIDI_TCP_conn_get(peer, &c);
             }
-            if (!MPIDI_TCP_global.dead_err[lpid])
+            if (!MPIDI_TCP_global.dead_err[peer])
                 continue;
             MPIDIG_delete_posted(r, &MPIDI_global.per_vci[vci].posted_list);
             MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(r, datatype));
-            r->status.MPI_ERROR = MPIDI_TCP_global.dead_err[lpid];
+            r->status.MPI_ERROR = MPIDI_TCP_global.dead_err[peer];
             MPIR_STATUS_SET_COUNT(r->status, 0);
             MPID_Request_complete(r);
         }

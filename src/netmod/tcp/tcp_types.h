@@ -3,7 +3,9 @@
  * the rest of MPICH, which sees tcp_impl.h only).
  *
  * One epoll set holds the listening socket and every connection.  A peer
- * (world rank) has at most one chosen connection, MPIDI_TCP_global.vc[rank],
+ * (an index into the per-peer tables below, found through ch4's av entry:
+ * MPIDI_TCP_RANK_TO_PEER; the world's ranks are 0..size-1) has at most one
+ * chosen connection, MPIDI_TCP_global.vc[peer],
  * created lazily on the first send and adopted only once both ends proved
  * they belong to the job (tcp_auth.h).  Each connection has a send queue written
  * with writev and a resumable receive state: a read-ahead buffer in which
@@ -75,7 +77,7 @@ typedef struct MPIDI_TCP_sendq {
 typedef struct MPIDI_TCP_conn {
     struct MPIDI_TCP_conn *next;        /* MPIDI_TCP_global.conns */
     int fd;
-    int peer;                   /* world rank; -1 until proven */
+    int peer;                   /* peer index; -1 until proven */
     MPIDI_TCP_conn_state_t state;
     int outgoing;               /* we connected */
     int self_rx;                /* receive end of the socketpair to ourselves */
@@ -148,12 +150,12 @@ typedef struct {
     MPIDI_TCP_card_t me;
     char ifname[16];
     int rank, size;
-    MPIDI_TCP_card_t *cards;    /* per world rank */
-    MPIDI_TCP_conn_t **vc;      /* per world rank: the chosen connection */
+    MPIDI_TCP_card_t *cards;    /* per peer */
+    MPIDI_TCP_conn_t **vc;      /* per peer: the chosen connection */
     void *comm_map;             /* recvcontext_id -> communicator (tcp_hooks.c) */
     uint64_t last_ctx;          /* the last one looked up */
     void *last_comm;
-    int *dead_err;              /* per world rank: error code once it failed */
+    int *dead_err;              /* per peer: error code once it failed */
     MPIDI_TCP_conn_t *conns;    /* every connection, including unproven ones */
     MPIDI_TCP_conn_t *zombies;  /* closed, still maybe named by this call's epoll events */
     int n_pending;              /* connections not yet established */

@@ -101,10 +101,10 @@ static int rd_int(const void *hdr, size_t off)
     return v;
 }
 
-/* rank, in comm, is the world rank peer */
+/* rank, in comm, is the process peer */
 static int is_peer(MPIR_Comm * comm, int rank, int peer)
 {
-    return rank >= 0 && rank < comm->remote_size && MMC_GRANK(rank, comm) == peer;
+    return rank >= 0 && rank < comm->remote_size && MPIDI_TCP_RANK_TO_PEER(comm, rank) == peer;
 }
 
 static const char *verify_sender(const rule_t * r, const void *am_hdr, int peer)
