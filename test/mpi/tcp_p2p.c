@@ -6,7 +6,8 @@
  * struct datatypes on either side, and absolute-address datatypes with
  * MPI_BOTTOM (as MPICH's own gather uses); MPI_ANY_SOURCE / MPI_ANY_TAG; Ssend,
  * Rsend, Probe, Mprobe; truncation (MPI_ERR_TRUNCATE, and the messages after
- * it still arrive intact).
+ * it still arrive intact); messages left unreceived when their communicator
+ * is freed.
  *
  * Rank 0 works with a partner on another node; ranks not in the active pair
  * wait without busy-polling.
@@ -361,6 +362,46 @@ static void truncation(void)
     free(r);
 }
 
+/* Messages nobody receives when their communicator is freed: MPICH 4.2+
+ * receives them into a NULL buffer of MPI_DATATYPE_NULL (in
+ * MPIR_Comm_delete_internal), a held eager one possibly while its payload
+ * still arrives.  Nothing breaks, and the connection's next messages arrive
+ * intact.  4.0.2 leaves them queued: a rendezvous send is then never taken,
+ * so it is sent on 4.2+ only. */
+static void unmatched(void)
+{
+    size_t big = eager < (1 << 20) ? (size_t) eager : (size_t) 1 << 20;
+    size_t sizes[3] = { 64, big > 64 ? big : 1, (size_t) eager + 1 };
+    int N = 0;
+    while (N < 3 && (sizes[N] <= (size_t) eager ||
+                     MPICH_NUMVERSION >= MPICH_CALC_VERSION(4, 2, 0, MPICH_RELEASE_TYPE_ALPHA, 0)))
+        N++;
+    unsigned char *s = malloc((size_t) eager + 1 + (2 << 20)), *r = malloc(2 << 20);
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    /* MPICH 4.2+ reports the unmatched messages as an error of MPI_Comm_free, on
+     * MPI_COMM_WORLD */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (rank == 0) {
+        MPI_Request rq[3];
+        mmc_fill(s, (size_t) eager + 1, 5000, 0);
+        for (int i = 0; i < N; i++)
+            MPI_Isend(s, (int) sizes[i], MPI_BYTE, peer, 5000 + i, dup, &rq[i]);
+        /* the rendezvous one completes when the peer's MPI_Comm_free takes it */
+        MPI_Waitall(N, rq, MPI_STATUSES_IGNORE);
+    } else if (rank == peer) {
+        for (int i = 0, flag = 0; i < N; i++, flag = 0)
+            while (!flag)
+                MPI_Iprobe(0, 5000 + i, dup, &flag, MPI_STATUS_IGNORE);
+    }
+    MPI_Comm_free(&dup);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    exchange(64, 5010, 1, s, r);
+    exchange((size_t) 1 << 20, 5011, 1, s, r);
+    free(s);
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
     int intra;
@@ -386,6 +427,8 @@ int main(int argc, char **argv)
     modes();
     mmc_barrier(MPI_COMM_WORLD, !active);
     truncation();
+    mmc_barrier(MPI_COMM_WORLD, !active);
+    unmatched();
     mmc_barrier(MPI_COMM_WORLD, !active);
     return mmc_finish();
 }

@@ -93,9 +93,19 @@ static void recv_setup(MPIR_Request * rreq)
 #define HELD(rreq) (&MPIDIG_REQUEST(rreq, netmod_am.tcp))
 
 /* A held unexpected message that has both arrived and been matched. */
+/* MPI_Comm_free receives what is left unmatched into 0 of MPI_DATATYPE_NULL
+ * (MPIR_Comm_delete_internal), which MPICH's unpack cannot take: 0 MPI_BYTEs
+ * are the same receive (its truncation error is set when it matches). */
+static void null_type_as_bytes(MPIR_Request * rreq)
+{
+    if (MPIDIG_REQUEST(rreq, datatype) == MPI_DATATYPE_NULL)
+        MPIDIG_REQUEST(rreq, datatype) = MPI_BYTE;
+}
+
 static int deliver_held(MPIR_Request * rreq)
 {
     MPIDI_TCP_am_request_t *t = HELD(rreq);
+    null_type_as_bytes(rreq);
     if (t->err)
         rreq->status.MPI_ERROR = t->err;
     else
@@ -137,6 +147,8 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, void *am_hdr,
 
     MPIDIG_AM_ATTR_SET_VCIS(attr, h->src_vci, h->dst_vci);
     MPIDI_TCP_global.n_arrived++;
+    if (h->handler_id == MPIDIG_SEND_DATA)      /* its request was verified as ours */
+        null_type_as_bytes(((MPIDIG_send_data_msg_t *) am_hdr)->rreq_ptr);
 
     if (mode == MPIDI_TCP_RX_SYNC) {
         c->r_head += hdr_total + h->payload_sz;
