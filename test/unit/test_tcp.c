@@ -9,6 +9,7 @@
 #include "tcp_auth.h"
 #include "tcp_policy.h"
 #include "unit.h"
+#include <sodium.h>
 
 static MPIDI_TCP_hdr_t am_hdr(uint8_t handler, uint16_t am_sz, uint64_t payload)
 {
@@ -175,6 +176,178 @@ static void test_proof(void)
     CHECK(memcmp(next.nonce, sent.nonce, sizeof(next.nonce)) != 0);
 }
 
+/* The HELLO's MAC is crypto_auth over the bytes the protocol has always
+ * covered: the label, then verdict, rank, size, dest (LE32), nonce_l, nonce_i. */
+static void test_hello_known_answer(void)
+{
+    uint8_t key[MPIDI_TCP_KEY_SIZE], nonce_l[MPIDI_TCP_NONCE_SIZE], t[16 + 16 + 64];
+    uint8_t want[MPIDI_TCP_MAC_SIZE], mac[MPIDI_TCP_MAC_SIZE];
+    MPIDI_TCP_hello_t m;
+    MPIDI_TCP_auth_random(key, sizeof(key));
+    MPIDI_TCP_auth_random(nonce_l, sizeof(nonce_l));
+    MPIDI_TCP_auth_hello(&m, key, 2, 4, 0, nonce_l);
+    MPIDI_TCP_auth_reply(mac, key, MPIDI_TCP_OP_HELLO_NAK, &m, nonce_l);
+    for (int reply = 0; reply < 2; reply++) {
+        memset(t, 0, sizeof(t));
+        strcpy((char *) t, reply ? "mmct2 reply" : "mmct2 hello");
+        MPIDI_TCP_put32(t + 16, reply ? MPIDI_TCP_OP_HELLO_NAK : 0);
+        MPIDI_TCP_put32(t + 20, 2);
+        MPIDI_TCP_put32(t + 24, 4);
+        MPIDI_TCP_put32(t + 28, 0);
+        memcpy(t + 32, nonce_l, 32);
+        memcpy(t + 64, m.nonce, 32);
+        crypto_auth(want, t, sizeof(t), key);
+        CHECK(memcmp(want, reply ? mac : m.mac, sizeof(want)) == 0);
+    }
+}
+
+static MPIDI_TCP_upid_t some_upid(uint8_t fill)
+{
+    MPIDI_TCP_upid_t u = {.ip = htonl(0x0ae70002), .port = htons(40123),
+        .eager_max = 2 << 20, .mpich_version = 40201300
+    };
+    memset(u.pk, fill, sizeof(u.pk));
+    return u;
+}
+
+static void test_upid(void)
+{
+    uint8_t buf[MPIDI_TCP_UPID_SIZE + 1];
+    MPIDI_TCP_upid_t u = some_upid(0x5a), d;
+    MPIDI_TCP_upid_encode(buf, &u);
+    CHECK(MPIDI_TCP_upid_decode(buf, MPIDI_TCP_UPID_SIZE, 40201300, &d) == MPIDI_TCP_HDR_OK);
+    CHECK(d.ip == u.ip && d.port == u.port && d.eager_max == u.eager_max);
+    CHECK(d.mpich_version == u.mpich_version && memcmp(d.pk, u.pk, sizeof(d.pk)) == 0);
+    CHECK(buf[0] == MPIDI_TCP_PROTO_VERSION && buf[2] == 40123 >> 8);  /* port as on the wire */
+    /* refused: a size the peer chose, another protocol or MPICH, no address */
+    CHECK(MPIDI_TCP_upid_decode(buf, 47, 40201300, &d) == MPIDI_TCP_UPID_ESIZE);
+    CHECK(MPIDI_TCP_upid_decode(buf, 49, 40201300, &d) == MPIDI_TCP_UPID_ESIZE);
+    CHECK(MPIDI_TCP_upid_decode(buf, 0, 40201300, &d) == MPIDI_TCP_UPID_ESIZE);
+    CHECK(MPIDI_TCP_upid_decode(buf, 48, 40002300, &d) == MPIDI_TCP_UPID_EMPICH);
+    buf[1] = 1;
+    CHECK(MPIDI_TCP_upid_decode(buf, 48, 40201300, &d) == MPIDI_TCP_UPID_EVERSION);
+    buf[1] = 0;
+    buf[0]++;
+    CHECK(MPIDI_TCP_upid_decode(buf, 48, 40201300, &d) == MPIDI_TCP_UPID_EVERSION);
+    u.port = 0;
+    MPIDI_TCP_upid_encode(buf, &u);
+    CHECK(MPIDI_TCP_upid_decode(buf, 48, 40201300, &d) == MPIDI_TCP_UPID_EADDR);
+}
+
+/* A port's handshake, as the wire carries it: the secret opens it, for the
+ * process that opened the port, once per challenge. */
+static void test_port_proof(void)
+{
+    uint8_t s[MPIDI_TCP_SECRET_SIZE], other[MPIDI_TCP_SECRET_SIZE], nonce_l[32], nonce2[32];
+    uint8_t upid_c[MPIDI_TCP_UPID_SIZE], upid_a[MPIDI_TCP_UPID_SIZE], upid_b[MPIDI_TCP_UPID_SIZE];
+    uint8_t buf[MPIDI_TCP_PORT_HELLO_SIZE], mac[MPIDI_TCP_MAC_SIZE];
+    MPIDI_TCP_upid_t u = some_upid(1);
+    MPIDI_TCP_port_hello_t sent, recvd, t;
+
+    MPIDI_TCP_upid_encode(upid_c, &u);
+    u = some_upid(2);
+    MPIDI_TCP_upid_encode(upid_a, &u);
+    u = some_upid(3);
+    MPIDI_TCP_upid_encode(upid_b, &u);
+    MPIDI_TCP_auth_random(s, sizeof(s));
+    MPIDI_TCP_auth_random(other, sizeof(other));
+    MPIDI_TCP_auth_random(nonce_l, sizeof(nonce_l));
+    MPIDI_TCP_auth_random(nonce2, sizeof(nonce2));
+
+    MPIDI_TCP_auth_port_hello(&sent, s, 7, upid_c, upid_a, nonce_l);
+    MPIDI_TCP_port_hello_encode(buf, &sent);
+    CHECK(MPIDI_TCP_port_hello_decode(buf, &recvd) == MPIDI_TCP_HDR_OK);
+    CHECK(recvd.tag == 7 && memcmp(recvd.upid, upid_c, sizeof(upid_c)) == 0);
+    CHECK(MPIDI_TCP_auth_port_hello_check(&recvd, s, upid_a, nonce_l) == MPIDI_TCP_HDR_OK);
+    /* refused: without the secret, for another process, another challenge */
+    CHECK(MPIDI_TCP_auth_port_hello_check(&recvd, other, upid_a, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_port_hello_check(&recvd, s, upid_b, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_port_hello_check(&recvd, s, upid_a, nonce2) == MPIDI_TCP_HELLO_EPROOF);
+    /* refused: any field changed after the MAC */
+    t = recvd;
+    t.tag = 8;
+    CHECK(MPIDI_TCP_auth_port_hello_check(&t, s, upid_a, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    for (int i = 0; i < MPIDI_TCP_UPID_SIZE; i += 11) {
+        t = recvd;
+        t.upid[i] ^= 4;
+        CHECK(MPIDI_TCP_auth_port_hello_check(&t, s, upid_a, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    }
+    t = recvd;
+    t.nonce[31] ^= 1;
+    CHECK(MPIDI_TCP_auth_port_hello_check(&t, s, upid_a, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    buf[0] ^= 1;
+    CHECK(MPIDI_TCP_port_hello_decode(buf, &t) == MPIDI_TCP_HELLO_EMAGIC);
+    /* the verdict proves the secret back, for this hello and verdict only */
+    MPIDI_TCP_auth_port_reply(mac, s, 1, &recvd, upid_a, nonce_l);
+    CHECK(MPIDI_TCP_auth_port_reply_check(mac, s, 1, &sent, upid_a, nonce_l) == 0);
+    CHECK(MPIDI_TCP_auth_port_reply_check(mac, s, 2, &sent, upid_a, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_port_reply_check(mac, other, 1, &sent, upid_a, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_port_reply_check(sent.mac, s, 0, &sent, upid_a, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);      /* reflection */
+    MPIDI_TCP_auth_port_hello(&t, s, 7, upid_c, upid_a, nonce_l);
+    CHECK(MPIDI_TCP_auth_port_reply_check(mac, s, 1, &t, upid_a, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);      /* a verdict for another hello */
+}
+
+/* Two processes of different jobs: each derives the pair's keys from its own
+ * key pair and the other's public key, and only they can. */
+static void test_dyn_proof(void)
+{
+    uint8_t pk_x[32], sk_x[32], pk_y[32], sk_y[32], pk_z[32], sk_z[32];
+    uint8_t rx_x[32], tx_x[32], rx_y[32], tx_y[32], rx_z[32], tx_z[32];
+    uint8_t upid_x[MPIDI_TCP_UPID_SIZE], nonce_l[32], nonce2[32], mac[32];
+    uint8_t buf[MPIDI_TCP_DYN_HELLO_SIZE];
+    MPIDI_TCP_upid_t u = some_upid(0);
+    MPIDI_TCP_dyn_hello_t sent, recvd, t;
+
+    MPIDI_TCP_auth_kx_keypair(pk_x, sk_x);
+    MPIDI_TCP_auth_kx_keypair(pk_y, sk_y);
+    MPIDI_TCP_auth_kx_keypair(pk_z, sk_z);
+    memcpy(u.pk, pk_x, 32);
+    MPIDI_TCP_upid_encode(upid_x, &u);
+    MPIDI_TCP_auth_random(nonce_l, sizeof(nonce_l));
+    MPIDI_TCP_auth_random(nonce2, sizeof(nonce2));
+
+    CHECK(MPIDI_TCP_auth_kx_keys(rx_x, tx_x, pk_x, sk_x, pk_y) == 0);
+    CHECK(MPIDI_TCP_auth_kx_keys(rx_y, tx_y, pk_y, sk_y, pk_x) == 0);
+    CHECK(memcmp(tx_x, rx_y, 32) == 0 && memcmp(tx_y, rx_x, 32) == 0);
+    CHECK(memcmp(tx_x, rx_x, 32) != 0);
+    CHECK(MPIDI_TCP_auth_kx_keys(rx_z, tx_z, pk_x, sk_x, pk_x) == -1);  /* ourselves */
+    uint8_t zero[32] = { 0 };
+    CHECK(MPIDI_TCP_auth_kx_keys(rx_z, tx_z, pk_x, sk_x, zero) == -1);  /* not a key */
+    /* z knows both public keys but neither private one: its keys are others */
+    CHECK(MPIDI_TCP_auth_kx_keys(rx_z, tx_z, pk_z, sk_z, pk_x) == 0);
+
+    MPIDI_TCP_auth_dyn_hello(&sent, tx_x, upid_x, pk_y, nonce_l);
+    MPIDI_TCP_dyn_hello_encode(buf, &sent);
+    CHECK(MPIDI_TCP_dyn_hello_decode(buf, &recvd) == MPIDI_TCP_HDR_OK);
+    CHECK(memcmp(recvd.upid, upid_x, sizeof(upid_x)) == 0 && memcmp(recvd.pk, pk_y, 32) == 0);
+    CHECK(MPIDI_TCP_auth_dyn_hello_check(&recvd, rx_y, nonce_l) == MPIDI_TCP_HDR_OK);
+    CHECK(MPIDI_TCP_auth_dyn_hello_check(&recvd, rx_z, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_dyn_hello_check(&recvd, tx_y, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_dyn_hello_check(&recvd, rx_y, nonce2) == MPIDI_TCP_HELLO_EPROOF);
+    for (int i = 0; i < MPIDI_TCP_UPID_SIZE; i += 7) {
+        t = recvd;
+        t.upid[i] ^= 0x80;
+        CHECK(MPIDI_TCP_auth_dyn_hello_check(&t, rx_y, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    }
+    t = recvd;
+    t.pk[0] ^= 1;
+    CHECK(MPIDI_TCP_auth_dyn_hello_check(&t, rx_y, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    /* y's verdict, under its tx, is x's to check with rx, not to reflect */
+    MPIDI_TCP_auth_dyn_reply(mac, tx_y, 1, &recvd, nonce_l);
+    CHECK(MPIDI_TCP_auth_dyn_reply_check(mac, rx_x, 1, &sent, nonce_l) == MPIDI_TCP_HDR_OK);
+    CHECK(MPIDI_TCP_auth_dyn_reply_check(mac, rx_x, 2, &sent, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_dyn_reply_check(mac, rx_z, 1, &sent, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_dyn_reply_check(sent.mac, rx_x, 0, &sent, nonce_l) ==
+          MPIDI_TCP_HELLO_EPROOF);
+    MPIDI_TCP_auth_dyn_reply(mac, tx_x, 1, &recvd, nonce_l);      /* x's own key reflected */
+    CHECK(MPIDI_TCP_auth_dyn_reply_check(mac, rx_x, 1, &sent, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
+}
+
 static void test_port_range(void)
 {
     int lo, hi;
@@ -331,6 +504,12 @@ int main(void)
     run("control opcodes carry exactly their body", test_control_opcodes);
     run("handshake bodies: challenge, hello numbers of this job only", test_handshake_encoding);
     run("proof of membership: accept, reject, tamper, replay, reflection", test_proof);
+    run("HELLO's MAC covers the bytes it always did", test_hello_known_answer);
+    run("upid: 48 bytes, refused at another size, protocol or MPICH version", test_upid);
+    run("port proof: the secret, for the process that opened it, once per challenge",
+        test_port_proof);
+    run("dynamic pair proof: keys only the two processes derive, tamper, reflection",
+        test_dyn_proof);
     run("port range parsing", test_port_range);
     run("eager limit and socket buffer values", test_eager_and_buffers);
     run("published interface choice", test_pick_iface);

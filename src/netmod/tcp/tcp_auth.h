@@ -14,7 +14,26 @@
  * connection; the initiator's makes a captured verdict worthless; the labels
  * keep one side's MAC from serving as the other's.  The MAC is libsodium's
  * crypto_auth (HMAC-SHA-512-256), checked in constant time; keys and nonces
- * come from randombytes_buf (getrandom).  Plain C and libsodium, no MPICH:
+ * come from randombytes_buf (getrandom).
+ *
+ * Processes of two jobs (doc/tcp-dynamic.md) share no such key.  The root
+ * that connects to a port proves it was told the port's secret S, which is
+ * in the port name and nowhere else:
+ *
+ *   initiator -> listener  PORT_HELLO  tag, upid_c, nonce_i,
+ *                                      MAC_S("phello" tag upid_c upid_a nonce_l nonce_i)
+ *   listener -> initiator  verdict     MAC_S("preply" verdict tag upid_c upid_a nonce_l nonce_i)
+ *
+ * (upid_a: the listener's own upid, so a proof is only good for the process
+ * that opened the port).  Over that proven connection the two jobs exchange
+ * their upids, each holding its process's X25519 public key; any other pair
+ * x, y of the two jobs then proves itself with the keys crypto_kx derives
+ * for the pair (tx of one = rx of the other):
+ *
+ *   x -> y  DYN_HELLO  upid_x, pk_y, nonce_i, MAC_tx("dhello" upid_x pk_y nonce_l nonce_i)
+ *   y -> x  verdict    MAC_tx("dreply" verdict upid_x pk_y nonce_l nonce_i)
+ *
+ * Only public keys cross the wire.  Plain C and libsodium, no MPICH:
  * unit-tested in test/unit/test_tcp.c.
  */
 #ifndef TCP_AUTH_H_INCLUDED
@@ -25,6 +44,7 @@
 #include "tcp_proto.h"
 
 #define MPIDI_TCP_KEY_SIZE 32
+#define MPIDI_TCP_SK_SIZE  32
 
 /* 0 once libsodium is ready, -1 when it cannot be initialized. */
 int MPIDI_TCP_auth_init(void);
@@ -56,5 +76,57 @@ MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_reply_check(const uint8_t * mac, const uint8_
                                                MPIDI_TCP_opcode_t verdict,
                                                const MPIDI_TCP_hello_t * m,
                                                const uint8_t * nonce_l);
+
+/* PORT_HELLO to the process whose upid is upid_a, for its port tag with
+ * secret, from the process whose upid is upid_c, in answer to nonce_l. */
+void MPIDI_TCP_auth_port_hello(MPIDI_TCP_port_hello_t * m, const uint8_t * secret, uint32_t tag,
+                               const uint8_t * upid_c, const uint8_t * upid_a,
+                               const uint8_t * nonce_l);
+
+/* MPIDI_TCP_HDR_OK when a PORT_HELLO proves its sender was told secret, was
+ * meant for us (upid_a: ours) and answers our nonce_l. */
+MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_port_hello_check(const MPIDI_TCP_port_hello_t * m,
+                                                    const uint8_t * secret,
+                                                    const uint8_t * upid_a,
+                                                    const uint8_t * nonce_l);
+
+/* The listener's verdict on a PORT_HELLO, as the MAC that makes up its body. */
+void MPIDI_TCP_auth_port_reply(uint8_t * mac, const uint8_t * secret, uint32_t verdict,
+                               const MPIDI_TCP_port_hello_t * m, const uint8_t * upid_a,
+                               const uint8_t * nonce_l);
+
+MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_port_reply_check(const uint8_t * mac, const uint8_t * secret,
+                                                    uint32_t verdict,
+                                                    const MPIDI_TCP_port_hello_t * m,
+                                                    const uint8_t * upid_a,
+                                                    const uint8_t * nonce_l);
+
+/* A fresh X25519 key pair (drawn at MPI_Init; pk goes into the upid). */
+void MPIDI_TCP_auth_kx_keypair(uint8_t * pk, uint8_t * sk);
+
+/* The MAC keys of the pair (us, peer): tx for what we send, rx for what we
+ * receive; the peer's rx is our tx whichever of us connects.  -1 when
+ * peer_pk is ours or not a usable public key. */
+int MPIDI_TCP_auth_kx_keys(uint8_t * rx, uint8_t * tx, const uint8_t * pk, const uint8_t * sk,
+                           const uint8_t * peer_pk);
+
+/* DYN_HELLO from the process of upid_x to the holder of pk_y, under the
+ * pair's tx, in answer to nonce_l. */
+void MPIDI_TCP_auth_dyn_hello(MPIDI_TCP_dyn_hello_t * m, const uint8_t * tx,
+                              const uint8_t * upid_x, const uint8_t * pk_y,
+                              const uint8_t * nonce_l);
+
+/* MPIDI_TCP_HDR_OK when a DYN_HELLO was made under the pair's key (rx: ours)
+ * in answer to our nonce_l; whether m->pk is ours is the caller's check. */
+MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_dyn_hello_check(const MPIDI_TCP_dyn_hello_t * m,
+                                                   const uint8_t * rx, const uint8_t * nonce_l);
+
+void MPIDI_TCP_auth_dyn_reply(uint8_t * mac, const uint8_t * tx, uint32_t verdict,
+                              const MPIDI_TCP_dyn_hello_t * m, const uint8_t * nonce_l);
+
+MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_dyn_reply_check(const uint8_t * mac, const uint8_t * rx,
+                                                   uint32_t verdict,
+                                                   const MPIDI_TCP_dyn_hello_t * m,
+                                                   const uint8_t * nonce_l);
 
 #endif /* TCP_AUTH_H_INCLUDED */

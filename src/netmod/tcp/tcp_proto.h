@@ -43,6 +43,15 @@
 #define MPIDI_TCP_CHALLENGE_SIZE (8 + MPIDI_TCP_NONCE_SIZE)
 #define MPIDI_TCP_HELLO_SIZE    (16 + MPIDI_TCP_NONCE_SIZE + MPIDI_TCP_MAC_SIZE)
 #define MPIDI_TCP_REPLY_SIZE    MPIDI_TCP_MAC_SIZE
+/* processes of other jobs (doc/tcp-dynamic.md): a upid, a port's secret, a
+ * key-exchange public key */
+#define MPIDI_TCP_UPID_SIZE     48
+#define MPIDI_TCP_SECRET_SIZE   32
+#define MPIDI_TCP_PK_SIZE       32
+#define MPIDI_TCP_PORT_HELLO_SIZE (8 + MPIDI_TCP_UPID_SIZE + MPIDI_TCP_NONCE_SIZE + \
+                                   MPIDI_TCP_MAC_SIZE)
+#define MPIDI_TCP_DYN_HELLO_SIZE (4 + MPIDI_TCP_UPID_SIZE + MPIDI_TCP_PK_SIZE + \
+                                  MPIDI_TCP_NONCE_SIZE + MPIDI_TCP_MAC_SIZE)
 /* the largest handshake body */
 #define MPIDI_TCP_HS_BODY_MAX   MPIDI_TCP_HELLO_SIZE
 /* largest MPIDIG header carried inline: RMA sends a flattened datatype in the
@@ -81,6 +90,38 @@ typedef struct {
     uint8_t mac[MPIDI_TCP_MAC_SIZE];
 } MPIDI_TCP_hello_t;
 
+/* A process's public address, what MPICH calls its upid: sent in clear to
+ * other jobs (port names, MPI_Comm_connect's exchange), so it holds nothing
+ * secret.  The MPICH version is in it because MPIDIG's handler ids and
+ * headers differ between versions: two jobs of different versions get an
+ * MPI error, never each other's frames. */
+typedef struct {
+    uint32_t ip;                /* IPv4, network byte order */
+    uint16_t port;              /* network byte order */
+    uint32_t eager_max;         /* the largest eager payload it sends */
+    uint32_t mpich_version;     /* MPICH_NUMVERSION */
+    uint8_t pk[MPIDI_TCP_PK_SIZE];      /* its key-exchange public key */
+} MPIDI_TCP_upid_t;
+
+/* The first message on a connection to a port (MPI_Comm_connect's root):
+ * proves the initiator was told the port's secret. */
+typedef struct {
+    uint32_t tag;               /* the port's tag at the acceptor */
+    uint8_t upid[MPIDI_TCP_UPID_SIZE];  /* the initiator's, encoded */
+    uint8_t nonce[MPIDI_TCP_NONCE_SIZE];
+    uint8_t mac[MPIDI_TCP_MAC_SIZE];
+} MPIDI_TCP_port_hello_t;
+
+/* The first message between two processes of different jobs once their roots
+ * are connected: proves the initiator holds the private key of the upid it
+ * names, to the holder of pk. */
+typedef struct {
+    uint8_t upid[MPIDI_TCP_UPID_SIZE];  /* the initiator's, encoded */
+    uint8_t pk[MPIDI_TCP_PK_SIZE];      /* the listener's public key, as the initiator knows it */
+    uint8_t nonce[MPIDI_TCP_NONCE_SIZE];
+    uint8_t mac[MPIDI_TCP_MAC_SIZE];
+} MPIDI_TCP_dyn_hello_t;
+
 typedef enum {
     MPIDI_TCP_HDR_OK = 0,
     MPIDI_TCP_HDR_EVERSION,
@@ -93,6 +134,10 @@ typedef enum {
     MPIDI_TCP_HELLO_ERANK,
     MPIDI_TCP_HELLO_EDEST,
     MPIDI_TCP_HELLO_EPROOF,
+    MPIDI_TCP_UPID_ESIZE,
+    MPIDI_TCP_UPID_EVERSION,
+    MPIDI_TCP_UPID_EMPICH,
+    MPIDI_TCP_UPID_EADDR,
 } MPIDI_TCP_hdr_err_t;
 
 static inline void MPIDI_TCP_put16(uint8_t * p, uint16_t v)
@@ -245,6 +290,82 @@ static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_hello_decode(const uint8_t * buf, ui
     return MPIDI_TCP_HDR_OK;
 }
 
+/* 48 bytes: version, flags (0), port and IPv4 as in the card, eager limit,
+ * MPICH version, public key */
+static inline void MPIDI_TCP_upid_encode(uint8_t * buf, const MPIDI_TCP_upid_t * u)
+{
+    buf[0] = MPIDI_TCP_PROTO_VERSION;
+    buf[1] = 0;
+    memcpy(buf + 2, &u->port, 2);
+    memcpy(buf + 4, &u->ip, 4);
+    MPIDI_TCP_put32(buf + 8, u->eager_max);
+    MPIDI_TCP_put32(buf + 12, u->mpich_version);
+    memcpy(buf + 16, u->pk, MPIDI_TCP_PK_SIZE);
+}
+
+/* A upid from another process (len: the size MPICH was told), for a process
+ * of this MPICH version (mpich_version: ours). */
+static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_upid_decode(const uint8_t * buf, size_t len,
+                                                        uint32_t mpich_version,
+                                                        MPIDI_TCP_upid_t * u)
+{
+    if (len != MPIDI_TCP_UPID_SIZE)
+        return MPIDI_TCP_UPID_ESIZE;
+    if (buf[0] != MPIDI_TCP_PROTO_VERSION || buf[1] != 0)
+        return MPIDI_TCP_UPID_EVERSION;
+    memcpy(&u->port, buf + 2, 2);
+    memcpy(&u->ip, buf + 4, 4);
+    u->eager_max = MPIDI_TCP_get32(buf + 8);
+    u->mpich_version = MPIDI_TCP_get32(buf + 12);
+    memcpy(u->pk, buf + 16, MPIDI_TCP_PK_SIZE);
+    if (u->mpich_version != mpich_version)
+        return MPIDI_TCP_UPID_EMPICH;
+    if (u->ip == 0 || u->port == 0)
+        return MPIDI_TCP_UPID_EADDR;
+    return MPIDI_TCP_HDR_OK;
+}
+
+static inline void MPIDI_TCP_port_hello_encode(uint8_t * buf, const MPIDI_TCP_port_hello_t * m)
+{
+    MPIDI_TCP_put32(buf, MPIDI_TCP_MAGIC);
+    MPIDI_TCP_put32(buf + 4, m->tag);
+    memcpy(buf + 8, m->upid, MPIDI_TCP_UPID_SIZE);
+    memcpy(buf + 8 + MPIDI_TCP_UPID_SIZE, m->nonce, MPIDI_TCP_NONCE_SIZE);
+    memcpy(buf + 8 + MPIDI_TCP_UPID_SIZE + MPIDI_TCP_NONCE_SIZE, m->mac, MPIDI_TCP_MAC_SIZE);
+}
+
+/* the upid inside is decoded, and the proof checked, by the caller */
+static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_port_hello_decode(const uint8_t * buf,
+                                                              MPIDI_TCP_port_hello_t * m)
+{
+    m->tag = MPIDI_TCP_get32(buf + 4);
+    memcpy(m->upid, buf + 8, MPIDI_TCP_UPID_SIZE);
+    memcpy(m->nonce, buf + 8 + MPIDI_TCP_UPID_SIZE, MPIDI_TCP_NONCE_SIZE);
+    memcpy(m->mac, buf + 8 + MPIDI_TCP_UPID_SIZE + MPIDI_TCP_NONCE_SIZE, MPIDI_TCP_MAC_SIZE);
+    return MPIDI_TCP_get32(buf) == MPIDI_TCP_MAGIC ? MPIDI_TCP_HDR_OK : MPIDI_TCP_HELLO_EMAGIC;
+}
+
+static inline void MPIDI_TCP_dyn_hello_encode(uint8_t * buf, const MPIDI_TCP_dyn_hello_t * m)
+{
+    uint8_t *p = buf + 4;
+    MPIDI_TCP_put32(buf, MPIDI_TCP_MAGIC);
+    memcpy(p, m->upid, MPIDI_TCP_UPID_SIZE);
+    memcpy(p += MPIDI_TCP_UPID_SIZE, m->pk, MPIDI_TCP_PK_SIZE);
+    memcpy(p += MPIDI_TCP_PK_SIZE, m->nonce, MPIDI_TCP_NONCE_SIZE);
+    memcpy(p + MPIDI_TCP_NONCE_SIZE, m->mac, MPIDI_TCP_MAC_SIZE);
+}
+
+static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_dyn_hello_decode(const uint8_t * buf,
+                                                             MPIDI_TCP_dyn_hello_t * m)
+{
+    const uint8_t *p = buf + 4;
+    memcpy(m->upid, p, MPIDI_TCP_UPID_SIZE);
+    memcpy(m->pk, p += MPIDI_TCP_UPID_SIZE, MPIDI_TCP_PK_SIZE);
+    memcpy(m->nonce, p += MPIDI_TCP_PK_SIZE, MPIDI_TCP_NONCE_SIZE);
+    memcpy(m->mac, p + MPIDI_TCP_NONCE_SIZE, MPIDI_TCP_MAC_SIZE);
+    return MPIDI_TCP_get32(buf) == MPIDI_TCP_MAGIC ? MPIDI_TCP_HDR_OK : MPIDI_TCP_HELLO_EMAGIC;
+}
+
 static inline const char *MPIDI_TCP_hdr_strerror(MPIDI_TCP_hdr_err_t e)
 {
     switch (e) {
@@ -270,6 +391,14 @@ static inline const char *MPIDI_TCP_hdr_strerror(MPIDI_TCP_hdr_err_t e)
             return "hello meant for another rank";
         case MPIDI_TCP_HELLO_EPROOF:
             return "no proof of membership in this job (wrong key or replayed handshake)";
+        case MPIDI_TCP_UPID_ESIZE:
+            return "a process address of another size than ch4:tcp's";
+        case MPIDI_TCP_UPID_EVERSION:
+            return "a process address of another ch4:tcp protocol version";
+        case MPIDI_TCP_UPID_EMPICH:
+            return "a process of another MPICH version";
+        case MPIDI_TCP_UPID_EADDR:
+            return "a process address without an IP address or port";
     }
     return "unknown error";
 }
