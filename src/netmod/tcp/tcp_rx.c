@@ -92,7 +92,6 @@ static void recv_setup(MPIR_Request * rreq)
 
 #define HELD(rreq) (&MPIDIG_REQUEST(rreq, netmod_am.tcp))
 
-/* A held unexpected message that has both arrived and been matched. */
 /* MPI_Comm_free receives what is left unmatched into 0 of MPI_DATATYPE_NULL
  * (MPIR_Comm_delete_internal), which MPICH's unpack cannot take: 0 MPI_BYTEs
  * are the same receive (its truncation error is set when it matches). */
@@ -102,6 +101,7 @@ static void null_type_as_bytes(MPIR_Request * rreq)
         MPIDIG_REQUEST(rreq, datatype) = MPI_BYTE;
 }
 
+/* A held unexpected message that has both arrived and been matched. */
 static int deliver_held(MPIR_Request * rreq)
 {
     MPIDI_TCP_am_request_t *t = HELD(rreq);
