@@ -21,7 +21,11 @@
  *   garbage     a rank opens raw sockets to rank 0's listening port and writes
  *               an HTTP request, a header with an unknown opcode, a HELLO with
  *               a wrong magic, one from a rank outside the job, one without
- *               the key and one with a 1 TiB body: rank 0 sends nothing but
+ *               the key and one with a 1 TiB body (garbage-dynamic: a connect
+ *               to a port rank 0 never opened, a hello of a process of
+ *               another job, a port's verdict nobody asked for and a
+ *               dynamic-process message before any proof; apart, as rank 0
+ *               logs 8 refusals per 10 s): rank 0 sends nothing but
  *               its challenge, closes each, survives, and both still exchange
  *               messages (MPIR_CVAR_CH4_TCP_PORT_RANGE fixes rank 0's port)
  *   corrupt     rank 1's message to rank 0 leaves with a field broken
@@ -207,7 +211,43 @@ static void send_garbage(const char *ip, int port, const void *data, size_t len,
     close(fd);
 }
 
-static int scenario_garbage(void)
+/* what a stranger might write: not our protocol, or not of this job */
+static void garbage_foreign(const char *ip, int port)
+{
+    uint8_t b[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE];
+    MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION,.opcode = 77 };
+    const char *http = "GET / HTTP/1.0\r\n\r\n";
+    send_garbage(ip, port, http, strlen(http), "an HTTP request");
+    MPIDI_TCP_hdr_encode(b, &h);
+    send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "unknown opcode");
+    size_t len = raw_hello(b, 1, (uint32_t) nprocs, 0, 7);
+    b[MPIDI_TCP_HDR_SIZE] ^= 0xff;
+    send_garbage(ip, port, b, len, "a hello with a wrong magic");
+    raw_hello(b, (uint32_t) nprocs + 3, (uint32_t) nprocs, 0, 7);
+    send_garbage(ip, port, b, len, "a hello from outside the job");
+    raw_hello(b, 1, (uint32_t) nprocs, 0, 7);
+    send_garbage(ip, port, b, len, "a hello for rank 1 without the key");
+    h.opcode = MPIDI_TCP_OP_HELLO;
+    h.payload_sz = UINT64_C(1) << 40;
+    MPIDI_TCP_hdr_encode(b, &h);
+    send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "a hello with a 1 TiB body");
+}
+
+/* what a process of another job might write to a rank it has no business with */
+static void garbage_dynamic(const char *ip, int port)
+{
+    uint8_t b[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX];
+    size_t len = raw_frame(b, MPIDI_TCP_OP_PORT_HELLO, MPIDI_TCP_PORT_HELLO_SIZE, 0);
+    send_garbage(ip, port, b, len, "a connect to a port never opened");
+    len = raw_frame(b, MPIDI_TCP_OP_DYN_HELLO, MPIDI_TCP_DYN_HELLO_SIZE, 9);
+    send_garbage(ip, port, b, len, "a hello of a process of another job");
+    len = raw_frame(b, MPIDI_TCP_OP_PORT_ACK, MPIDI_TCP_REPLY_SIZE, 3);
+    send_garbage(ip, port, b, len, "a port's verdict nobody asked for");
+    len = raw_frame(b, MPIDI_TCP_OP_DYN_MSG, MPIDI_TCP_DYN_MSG_MIN + 8, 0);
+    send_garbage(ip, port, b, len, "a dynamic-process message before any proof");
+}
+
+static int scenario_garbage(void (*write_garbage) (const char *ip, int port))
 {
     char ip[64];
     int port = 0;
@@ -216,25 +256,8 @@ static int scenario_garbage(void)
     const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
     if (range)
         port = atoi(range);     /* rank 0 is the first rank of its host: it has the first port */
-    if (rank == peer) {
-        uint8_t b[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE];
-        MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION,.opcode = 77 };
-        const char *http = "GET / HTTP/1.0\r\n\r\n";
-        send_garbage(ip, port, http, strlen(http), "an HTTP request");
-        MPIDI_TCP_hdr_encode(b, &h);
-        send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "unknown opcode");
-        size_t len = raw_hello(b, 1, (uint32_t) nprocs, 0, 7);
-        b[MPIDI_TCP_HDR_SIZE] ^= 0xff;
-        send_garbage(ip, port, b, len, "a hello with a wrong magic");
-        raw_hello(b, (uint32_t) nprocs + 3, (uint32_t) nprocs, 0, 7);
-        send_garbage(ip, port, b, len, "a hello from outside the job");
-        raw_hello(b, 1, (uint32_t) nprocs, 0, 7);
-        send_garbage(ip, port, b, len, "a hello for rank 1 without the key");
-        h.opcode = MPIDI_TCP_OP_HELLO;
-        h.payload_sz = UINT64_C(1) << 40;
-        MPIDI_TCP_hdr_encode(b, &h);
-        send_garbage(ip, port, b, MPIDI_TCP_HDR_SIZE, "a hello with a 1 TiB body");
-    }
+    if (rank == peer)
+        write_garbage(ip, port);
     /* rank 0 polls meanwhile */
     mmc_barrier(MPI_COMM_WORLD, rank != 0 && rank != peer);
     ping(peer, 0, 5);
@@ -360,7 +383,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "unreachable"))
         return scenario_unreachable();
     if (!strcmp(argv[1], "garbage"))
-        return scenario_garbage();
+        return scenario_garbage(garbage_foreign);
+    if (!strcmp(argv[1], "garbage-dynamic"))
+        return scenario_garbage(garbage_dynamic);
     if (!strcmp(argv[1], "corrupt"))
         return scenario_corrupt();
     if (!strcmp(argv[1], "finalize-stuck"))

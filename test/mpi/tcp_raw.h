@@ -115,4 +115,15 @@ static inline size_t raw_hello(uint8_t * frame, uint32_t rank, uint32_t size, ui
     return MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE;
 }
 
+/* A control message of opcode op whose body is body bytes of fill after our
+ * magic: well formed, proving nothing.  Returns the frame's size. */
+static inline size_t raw_frame(uint8_t * frame, uint8_t op, size_t body, uint8_t fill)
+{
+    MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION,.opcode = op,.payload_sz = body };
+    MPIDI_TCP_hdr_encode(frame, &h);
+    memset(frame + MPIDI_TCP_HDR_SIZE, fill, body);
+    MPIDI_TCP_put32(frame + MPIDI_TCP_HDR_SIZE, MPIDI_TCP_MAGIC);
+    return MPIDI_TCP_HDR_SIZE + body;
+}
+
 #endif /* TCP_RAW_H_INCLUDED */

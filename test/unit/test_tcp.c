@@ -75,6 +75,32 @@ static void test_control_opcodes(void)
     h.handler_id = 2;
     MPIDI_TCP_hdr_encode(buf, &h);
     CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_EHANDLER);
+    /* every handshake body fits the connection's buffer, each exactly */
+    h.handler_id = 0;
+    for (int op = MPIDI_TCP_OP_CHALLENGE; op < MPIDI_TCP_OP_MAX; op++) {
+        uint64_t body = MPIDI_TCP_body_size((MPIDI_TCP_opcode_t) op);
+        if (op == MPIDI_TCP_OP_AM || op == MPIDI_TCP_OP_CLOSE || op == MPIDI_TCP_OP_DYN_MSG)
+            continue;
+        CHECK(body > 0 && body <= MPIDI_TCP_HS_BODY_MAX);
+        h.opcode = (uint8_t) op;
+        h.payload_sz = body + 1;
+        MPIDI_TCP_hdr_encode(buf, &h);
+        CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) == MPIDI_TCP_HDR_EPAYLOAD);
+    }
+    CHECK(MPIDI_TCP_body_size(MPIDI_TCP_OP_PORT_HELLO) == MPIDI_TCP_PORT_HELLO_SIZE &&
+          MPIDI_TCP_body_size(MPIDI_TCP_OP_DYN_HELLO) == MPIDI_TCP_DYN_HELLO_SIZE);
+    /* DYN_MSG: within its bounds only */
+    h.opcode = MPIDI_TCP_OP_DYN_MSG;
+    uint64_t sizes[] = { MPIDI_TCP_DYN_MSG_MIN - 1, MPIDI_TCP_DYN_MSG_MIN,
+        MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX, MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX + 1,
+        UINT64_C(1) << 40
+    };
+    for (int i = 0; i < 5; i++) {
+        h.payload_sz = sizes[i];
+        MPIDI_TCP_hdr_encode(buf, &h);
+        CHECK(MPIDI_TCP_hdr_decode(buf, 64, &d) ==
+              (i == 1 || i == 2 ? MPIDI_TCP_HDR_OK : MPIDI_TCP_HDR_EPAYLOAD));
+    }
 }
 
 static void test_handshake_encoding(void)
@@ -348,6 +374,72 @@ static void test_dyn_proof(void)
     CHECK(MPIDI_TCP_auth_dyn_reply_check(mac, rx_x, 1, &sent, nonce_l) == MPIDI_TCP_HELLO_EPROOF);
 }
 
+/* ch4's dynamic_send between the roots: whole, under the port's secret, on
+ * the connection it was made for, in the direction it was made for. */
+static void test_dyn_msg(void)
+{
+    uint8_t s[MPIDI_TCP_SECRET_SIZE], other[MPIDI_TCP_SECRET_SIZE], nl[32], ni[32], n2[32];
+    uint8_t buf[MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX];
+    MPIDI_TCP_dyn_msg_t m = {.tag = 3, .kind = MPIDI_TCP_DYN_CONNECT, .len = 60 }, d, t;
+
+    MPIDI_TCP_auth_random(s, sizeof(s));
+    MPIDI_TCP_auth_random(other, sizeof(other));
+    MPIDI_TCP_auth_random(nl, sizeof(nl));
+    MPIDI_TCP_auth_random(ni, sizeof(ni));
+    MPIDI_TCP_auth_random(n2, sizeof(n2));
+    for (int i = 0; i < m.len; i++)
+        m.data[i] = (uint8_t) (i * 3);
+    MPIDI_TCP_auth_dyn_msg(&m, s, nl, ni);
+    size_t n = MPIDI_TCP_dyn_msg_encode(buf, &m);
+    CHECK(n == MPIDI_TCP_DYN_MSG_MIN + 60);
+    CHECK(MPIDI_TCP_dyn_msg_decode(buf, n, &d) == MPIDI_TCP_HDR_OK);
+    CHECK(d.tag == 3 && d.kind == MPIDI_TCP_DYN_CONNECT && d.len == 60 &&
+          memcmp(d.data, m.data, 60) == 0);
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&d, s, nl, ni) == MPIDI_TCP_HDR_OK);
+    /* refused: without the secret, on another connection, reflected */
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&d, other, nl, ni) == MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&d, s, n2, ni) == MPIDI_TCP_HELLO_EPROOF);
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&d, s, ni, nl) == MPIDI_TCP_HELLO_EPROOF);
+    /* refused: any field changed after the MAC */
+    t = d;
+    t.tag = 4;
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&t, s, nl, ni) == MPIDI_TCP_HELLO_EPROOF);
+    t = d;
+    t.kind = MPIDI_TCP_DYN_REPLY;
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&t, s, nl, ni) == MPIDI_TCP_HELLO_EPROOF);
+    t = d;
+    t.len = 59;         /* truncated */
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&t, s, nl, ni) == MPIDI_TCP_HELLO_EPROOF);
+    t = d;
+    t.data[59] ^= 0x10;
+    CHECK(MPIDI_TCP_auth_dyn_msg_check(&t, s, nl, ni) == MPIDI_TCP_HELLO_EPROOF);
+    /* malformed bodies */
+    CHECK(MPIDI_TCP_dyn_msg_decode(buf, n - 1, &t) == MPIDI_TCP_DYN_ELEN);
+    CHECK(MPIDI_TCP_dyn_msg_decode(buf, n + 1, &t) == MPIDI_TCP_DYN_ELEN);
+    buf[6] = 0xff;      /* len 0x..ff: beyond the body and the largest */
+    CHECK(MPIDI_TCP_dyn_msg_decode(buf, n, &t) == MPIDI_TCP_DYN_ELEN);
+    buf[6] = 60;
+    buf[7] = 1;         /* len 316 */
+    CHECK(MPIDI_TCP_dyn_msg_decode(buf, MPIDI_TCP_DYN_MSG_MIN + 316, &t) == MPIDI_TCP_DYN_ELEN);
+    buf[7] = 0;
+    buf[5] = 1;
+    CHECK(MPIDI_TCP_dyn_msg_decode(buf, n, &t) == MPIDI_TCP_DYN_EKIND);
+    buf[5] = 0;
+    for (int k = 0; k < 256; k++) {
+        buf[4] = (uint8_t) k;
+        MPIDI_TCP_hdr_err_t e = MPIDI_TCP_dyn_msg_decode(buf, n, &t);
+        CHECK(e == (k >= MPIDI_TCP_DYN_CONNECT && k < MPIDI_TCP_DYN_KIND_MAX ?
+                    MPIDI_TCP_HDR_OK : MPIDI_TCP_DYN_EKIND));
+    }
+    /* an empty message is well formed */
+    m.len = 0;
+    MPIDI_TCP_auth_dyn_msg(&m, s, nl, ni);
+    n = MPIDI_TCP_dyn_msg_encode(buf, &m);
+    CHECK(n == MPIDI_TCP_DYN_MSG_MIN && MPIDI_TCP_dyn_msg_decode(buf, n, &d) == MPIDI_TCP_HDR_OK &&
+          MPIDI_TCP_auth_dyn_msg_check(&d, s, nl, ni) == MPIDI_TCP_HDR_OK);
+    CHECK(strcmp(MPIDI_TCP_hdr_strerror(MPIDI_TCP_DYN_ELEN), "unknown error") != 0);
+}
+
 static void test_port_range(void)
 {
     int lo, hi;
@@ -510,6 +602,8 @@ int main(void)
         test_port_proof);
     run("dynamic pair proof: keys only the two processes derive, tamper, reflection",
         test_dyn_proof);
+    run("dynamic_send frame: bounds, kinds, the port's secret, this connection only",
+        test_dyn_msg);
     run("port range parsing", test_port_range);
     run("eager limit and socket buffer values", test_eager_and_buffers);
     run("published interface choice", test_pick_iface);

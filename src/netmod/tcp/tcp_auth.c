@@ -229,3 +229,31 @@ MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_dyn_reply_check(const uint8_t * mac, const ui
     dyn_mac(want, rx, "mmct2 dreply", verdict, m, nonce_l);
     return same(want, mac);
 }
+
+/* ---- ch4's dynamic_send between the roots: DYN_MSG under the port's secret ---- */
+
+static void msg_mac(uint8_t * mac, const MPIDI_TCP_dyn_msg_t * m, const uint8_t * secret,
+                    const uint8_t * nonce_l, const uint8_t * nonce_i)
+{
+    uint8_t num[16];
+    numbers(num, m->kind, m->tag, m->len, 0);
+    part_t parts[] = { {num, sizeof(num)}, {m->data, m->len}, {nonce_l, MPIDI_TCP_NONCE_SIZE},
+    {nonce_i, MPIDI_TCP_NONCE_SIZE}
+    };
+    mac_parts(mac, secret, "mmct2 dmsg", parts, 4);
+}
+
+void MPIDI_TCP_auth_dyn_msg(MPIDI_TCP_dyn_msg_t * m, const uint8_t * secret,
+                            const uint8_t * nonce_l, const uint8_t * nonce_i)
+{
+    msg_mac(m->mac, m, secret, nonce_l, nonce_i);
+}
+
+MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_dyn_msg_check(const MPIDI_TCP_dyn_msg_t * m,
+                                                 const uint8_t * secret, const uint8_t * nonce_l,
+                                                 const uint8_t * nonce_i)
+{
+    uint8_t want[MPIDI_TCP_MAC_SIZE];
+    msg_mac(want, m, secret, nonce_l, nonce_i);
+    return same(want, m->mac);
+}

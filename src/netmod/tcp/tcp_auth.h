@@ -33,6 +33,14 @@
  *   x -> y  DYN_HELLO  upid_x, pk_y, nonce_i, MAC_tx("dhello" upid_x pk_y nonce_l nonce_i)
  *   y -> x  verdict    MAC_tx("dreply" verdict upid_x pk_y nonce_l nonce_i)
  *
+ * ch4's own messages between the two roots (dynamic_send: the connect and
+ * its reply) travel as DYN_MSG, each under the port's secret and bound to
+ * the connection it travels on (both nonces of that connection's handshake),
+ * so that only a process told the port name can connect, also over a
+ * connection proven earlier for another purpose:
+ *
+ *   DYN_MSG  tag, kind, data, MAC_S("dmsg" kind tag len data nonce_l nonce_i)
+ *
  * Only public keys cross the wire.  Plain C and libsodium, no MPICH:
  * unit-tested in test/unit/test_tcp.c.
  */
@@ -128,5 +136,14 @@ MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_dyn_reply_check(const uint8_t * mac, const ui
                                                    uint32_t verdict,
                                                    const MPIDI_TCP_dyn_hello_t * m,
                                                    const uint8_t * nonce_l);
+
+/* A DYN_MSG's MAC under the port's secret, on the connection whose
+ * handshake had nonce_l (the listener's) and nonce_i (the initiator's). */
+void MPIDI_TCP_auth_dyn_msg(MPIDI_TCP_dyn_msg_t * m, const uint8_t * secret,
+                            const uint8_t * nonce_l, const uint8_t * nonce_i);
+
+MPIDI_TCP_hdr_err_t MPIDI_TCP_auth_dyn_msg_check(const MPIDI_TCP_dyn_msg_t * m,
+                                                 const uint8_t * secret, const uint8_t * nonce_l,
+                                                 const uint8_t * nonce_i);
 
 #endif /* TCP_AUTH_H_INCLUDED */

@@ -46,6 +46,14 @@ static void verdict(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op)
     MPIDI_TCP_flush(c);
 }
 
+/* Listener: a stranger's handshake (herr: what was wrong with it, or
+ * MPIDI_TCP_HDR_OK and why there was nothing to prove). */
+static void refuse(MPIDI_TCP_conn_t * c, MPIDI_TCP_hdr_err_t herr, const char *why)
+{
+    MPIDI_TCP_refused(&c->remote, herr != MPIDI_TCP_HDR_OK ? MPIDI_TCP_hdr_strerror(herr) : why);
+    MPIDI_TCP_conn_free(c);
+}
+
 /* Listener: a HELLO on a connection we challenged. */
 static void on_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
 {
@@ -55,8 +63,7 @@ static void on_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint
     if (herr == MPIDI_TCP_HDR_OK)
         herr = MPIDI_TCP_auth_hello_check(&c->hello, g->me.key, c->nonce_l);
     if (herr != MPIDI_TCP_HDR_OK) {
-        MPIDI_TCP_refused(&c->remote, MPIDI_TCP_hdr_strerror(herr));
-        MPIDI_TCP_conn_free(c);
+        refuse(c, herr, NULL);
         return;
     }
     /* proven: a rank of this job */
@@ -73,6 +80,24 @@ static void on_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint
     }
     MPIDI_TCP_conn_adopt(c, peer);
     verdict(c, MPIDI_TCP_OP_HELLO_ACK);
+}
+
+/* Listener: a PORT_HELLO.  No process opens a port until dynamic processes
+ * land (doc/tcp-dynamic.md): refused as a stranger's. */
+static void on_port_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
+{
+    MPIDI_TCP_port_hello_t m;
+    refuse(c, MPIDI_TCP_port_hello_decode(body, &m),
+           "a connect to a port this process has not opened");
+}
+
+/* Listener: a DYN_HELLO, which only a process of a job this one has
+ * connected to may send: none yet (see on_port_hello). */
+static void on_dyn_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const uint8_t * body)
+{
+    MPIDI_TCP_dyn_hello_t m;
+    refuse(c, MPIDI_TCP_dyn_hello_decode(body, &m),
+           "a hello from a process of a job this process is not connected to");
 }
 
 /* Initiator: the listener's challenge; our answer proves we hold its key. */
@@ -127,6 +152,8 @@ typedef void (*hs_handler_t) (MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,
 static const hs_handler_t hs_handlers[MPIDI_TCP_OP_MAX] = {
     [MPIDI_TCP_OP_CHALLENGE] = on_challenge,
     [MPIDI_TCP_OP_HELLO] = on_hello,
+    [MPIDI_TCP_OP_PORT_HELLO] = on_port_hello,
+    [MPIDI_TCP_OP_DYN_HELLO] = on_dyn_hello,
     [MPIDI_TCP_OP_HELLO_ACK] = on_verdict,
     [MPIDI_TCP_OP_HELLO_NAK] = on_verdict,
     [MPIDI_TCP_OP_HELLO_DEAD] = on_verdict,

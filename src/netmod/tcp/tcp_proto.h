@@ -23,6 +23,21 @@
  *   HELLO_ACK, HELLO_NAK, HELLO_DEAD   listener's verdict: mac[32] (over the
  *              verdict, both nonces and the numbers of the HELLO)
  *
+ * Processes of two jobs (dynamic processes, doc/tcp-dynamic.md) answer the
+ * same CHALLENGE with their own proofs:
+ *
+ *   PORT_HELLO initiator -> a port's owner: magic, tag, upid[48], nonce_i[32],
+ *              mac[32] (under the port's secret)
+ *   PORT_ACK, PORT_NAK   the owner's verdict: mac[32] (a NAK grants nothing:
+ *              when the port is unknown its 32 bytes are zero)
+ *   DYN_HELLO  initiator -> a process of the other job: magic, upid[48],
+ *              pk[32] (the listener's, as known), nonce_i[32], mac[32]
+ *   DYN_ACK, DYN_NAK, DYN_DEAD   the listener's verdict: mac[32]
+ *   DYN_MSG    on an established connection, ch4's dynamic_send: tag, kind,
+ *              0, len (u16), data[len], mac[32] (under the port's secret,
+ *              bound to the connection's two nonces); the only control
+ *              body whose size varies, 40 to 40 + MPIDI_TCP_DYN_DATA_MAX
+ *
  * The header is validated completely (version first, then the opcode, then
  * every size against the opcode's limits) before anything is dispatched, so
  * a malformed or foreign stream is refused, never indexed.
@@ -52,8 +67,12 @@
                                    MPIDI_TCP_MAC_SIZE)
 #define MPIDI_TCP_DYN_HELLO_SIZE (4 + MPIDI_TCP_UPID_SIZE + MPIDI_TCP_PK_SIZE + \
                                   MPIDI_TCP_NONCE_SIZE + MPIDI_TCP_MAC_SIZE)
-/* the largest handshake body */
-#define MPIDI_TCP_HS_BODY_MAX   MPIDI_TCP_HELLO_SIZE
+/* ch4's dynamic_send carries at most a context id, a length and an address
+ * of MPI_MAX_PORT_NAME (256) bytes (ch4_spawn.c, 4.x and 5.0) */
+#define MPIDI_TCP_DYN_DATA_MAX  264
+#define MPIDI_TCP_DYN_MSG_MIN   (8 + MPIDI_TCP_MAC_SIZE)
+/* the largest handshake body (DYN_MSG is no handshake message) */
+#define MPIDI_TCP_HS_BODY_MAX   MPIDI_TCP_DYN_HELLO_SIZE
 /* largest MPIDIG header carried inline: RMA sends a flattened datatype in the
  * header when it fits, as payload when it does not */
 #define MPIDI_TCP_AM_HDR_MAX    8192
@@ -68,6 +87,14 @@ typedef enum {
     MPIDI_TCP_OP_HELLO_DEAD,    /* listener has declared the initiator failed */
     MPIDI_TCP_OP_AM,    /* an MPIDIG active message */
     MPIDI_TCP_OP_CLOSE, /* orderly shutdown: nothing follows */
+    MPIDI_TCP_OP_PORT_HELLO,    /* initiator -> a port's owner: I was told the port's secret */
+    MPIDI_TCP_OP_PORT_ACK,      /* the owner keeps this connection (and proves it holds the secret) */
+    MPIDI_TCP_OP_PORT_NAK,      /* no such port, or a process of another MPICH version */
+    MPIDI_TCP_OP_DYN_HELLO,     /* initiator -> a process of another job: our pair's proof */
+    MPIDI_TCP_OP_DYN_ACK,
+    MPIDI_TCP_OP_DYN_NAK,       /* the listener keeps its own connection to us instead */
+    MPIDI_TCP_OP_DYN_DEAD,      /* the listener has declared the initiator failed */
+    MPIDI_TCP_OP_DYN_MSG,       /* ch4's dynamic_send: a connect to a port, or its reply */
     MPIDI_TCP_OP_MAX
 } MPIDI_TCP_opcode_t;
 
@@ -122,6 +149,23 @@ typedef struct {
     uint8_t mac[MPIDI_TCP_MAC_SIZE];
 } MPIDI_TCP_dyn_hello_t;
 
+/* what a DYN_MSG is: a port's connect carries the connector's upid, the
+ * owner's reply its context id (ch4_spawn.c) */
+typedef enum {
+    MPIDI_TCP_DYN_CONNECT = 1,  /* to the owner of port tag */
+    MPIDI_TCP_DYN_REPLY,        /* the owner's answer to a CONNECT on tag */
+    MPIDI_TCP_DYN_REFUSED,      /* the owner's refusal: port closed, or too many connects queued */
+    MPIDI_TCP_DYN_KIND_MAX
+} MPIDI_TCP_dyn_kind_t;
+
+typedef struct {
+    uint32_t tag;
+    uint8_t kind;               /* MPIDI_TCP_dyn_kind_t */
+    uint16_t len;
+    uint8_t data[MPIDI_TCP_DYN_DATA_MAX];
+    uint8_t mac[MPIDI_TCP_MAC_SIZE];
+} MPIDI_TCP_dyn_msg_t;
+
 typedef enum {
     MPIDI_TCP_HDR_OK = 0,
     MPIDI_TCP_HDR_EVERSION,
@@ -138,6 +182,8 @@ typedef enum {
     MPIDI_TCP_UPID_EVERSION,
     MPIDI_TCP_UPID_EMPICH,
     MPIDI_TCP_UPID_EADDR,
+    MPIDI_TCP_DYN_EKIND,
+    MPIDI_TCP_DYN_ELEN,
 } MPIDI_TCP_hdr_err_t;
 
 static inline void MPIDI_TCP_put16(uint8_t * p, uint16_t v)
@@ -191,7 +237,7 @@ static inline void MPIDI_TCP_hdr_encode(uint8_t * buf, const MPIDI_TCP_hdr_t * h
     MPIDI_TCP_put64(buf + 8, h->payload_sz);
 }
 
-/* The fixed body size of a control opcode. */
+/* The fixed body size of a control opcode (DYN_MSG: the smallest). */
 static inline uint64_t MPIDI_TCP_body_size(MPIDI_TCP_opcode_t op)
 {
     switch (op) {
@@ -199,10 +245,21 @@ static inline uint64_t MPIDI_TCP_body_size(MPIDI_TCP_opcode_t op)
             return MPIDI_TCP_CHALLENGE_SIZE;
         case MPIDI_TCP_OP_HELLO:
             return MPIDI_TCP_HELLO_SIZE;
+        case MPIDI_TCP_OP_PORT_HELLO:
+            return MPIDI_TCP_PORT_HELLO_SIZE;
+        case MPIDI_TCP_OP_DYN_HELLO:
+            return MPIDI_TCP_DYN_HELLO_SIZE;
         case MPIDI_TCP_OP_HELLO_ACK:
         case MPIDI_TCP_OP_HELLO_NAK:
         case MPIDI_TCP_OP_HELLO_DEAD:
+        case MPIDI_TCP_OP_PORT_ACK:
+        case MPIDI_TCP_OP_PORT_NAK:
+        case MPIDI_TCP_OP_DYN_ACK:
+        case MPIDI_TCP_OP_DYN_NAK:
+        case MPIDI_TCP_OP_DYN_DEAD:
             return MPIDI_TCP_REPLY_SIZE;
+        case MPIDI_TCP_OP_DYN_MSG:
+            return MPIDI_TCP_DYN_MSG_MIN;
         default:
             return 0;
     }
@@ -240,6 +297,10 @@ static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_hdr_decode(const uint8_t * buf, int 
         return MPIDI_TCP_HDR_EHANDLER;
     if (h->am_hdr_sz != 0)
         return MPIDI_TCP_HDR_EAMHDR;
+    if (h->opcode == MPIDI_TCP_OP_DYN_MSG)
+        return h->payload_sz >= MPIDI_TCP_DYN_MSG_MIN &&
+            h->payload_sz <= MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX ?
+            MPIDI_TCP_HDR_OK : MPIDI_TCP_HDR_EPAYLOAD;
     if (h->payload_sz != MPIDI_TCP_body_size((MPIDI_TCP_opcode_t) h->opcode))
         return MPIDI_TCP_HDR_EPAYLOAD;
     return MPIDI_TCP_HDR_OK;
@@ -366,6 +427,36 @@ static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_dyn_hello_decode(const uint8_t * buf
     return MPIDI_TCP_get32(buf) == MPIDI_TCP_MAGIC ? MPIDI_TCP_HDR_OK : MPIDI_TCP_HELLO_EMAGIC;
 }
 
+/* A DYN_MSG's body: MPIDI_TCP_DYN_MSG_MIN + m->len bytes. */
+static inline size_t MPIDI_TCP_dyn_msg_encode(uint8_t * buf, const MPIDI_TCP_dyn_msg_t * m)
+{
+    MPIDI_TCP_put32(buf, m->tag);
+    buf[4] = m->kind;
+    buf[5] = 0;
+    MPIDI_TCP_put16(buf + 6, m->len);
+    memcpy(buf + 8, m->data, m->len);
+    memcpy(buf + 8 + m->len, m->mac, MPIDI_TCP_MAC_SIZE);
+    return MPIDI_TCP_DYN_MSG_MIN + m->len;
+}
+
+/* body_len: the header's payload size, already within the opcode's bounds
+ * (MPIDI_TCP_hdr_decode); the length inside must account for all of it.
+ * The proof is checked by the caller. */
+static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_dyn_msg_decode(const uint8_t * buf, size_t body_len,
+                                                           MPIDI_TCP_dyn_msg_t * m)
+{
+    m->tag = MPIDI_TCP_get32(buf);
+    m->kind = buf[4];
+    m->len = MPIDI_TCP_get16(buf + 6);
+    if (m->kind < MPIDI_TCP_DYN_CONNECT || m->kind >= MPIDI_TCP_DYN_KIND_MAX || buf[5] != 0)
+        return MPIDI_TCP_DYN_EKIND;
+    if (m->len > MPIDI_TCP_DYN_DATA_MAX || body_len != (size_t) MPIDI_TCP_DYN_MSG_MIN + m->len)
+        return MPIDI_TCP_DYN_ELEN;
+    memcpy(m->data, buf + 8, m->len);
+    memcpy(m->mac, buf + 8 + m->len, MPIDI_TCP_MAC_SIZE);
+    return MPIDI_TCP_HDR_OK;
+}
+
 static inline const char *MPIDI_TCP_hdr_strerror(MPIDI_TCP_hdr_err_t e)
 {
     switch (e) {
@@ -399,6 +490,10 @@ static inline const char *MPIDI_TCP_hdr_strerror(MPIDI_TCP_hdr_err_t e)
             return "a process of another MPICH version";
         case MPIDI_TCP_UPID_EADDR:
             return "a process address without an IP address or port";
+        case MPIDI_TCP_DYN_EKIND:
+            return "a dynamic-process message of an unknown kind";
+        case MPIDI_TCP_DYN_ELEN:
+            return "a dynamic-process message whose length does not match its body";
     }
     return "unknown error";
 }

@@ -22,10 +22,14 @@
 
 #include <arpa/inet.h>
 
-/* the state a connection must be in to receive each opcode */
+/* the state a connection must be in to receive each opcode; the verdicts of
+ * PORT_HELLO and DYN_HELLO, and DYN_MSG, none yet (no process here sends
+ * those hellos or opens a port until dynamic processes land) */
 static const MPIDI_TCP_conn_state_t op_state[MPIDI_TCP_OP_MAX] = {
     [MPIDI_TCP_OP_CHALLENGE] = MPIDI_TCP_CONN_AWAIT_CHALLENGE,
     [MPIDI_TCP_OP_HELLO] = MPIDI_TCP_CONN_UNPROVEN,
+    [MPIDI_TCP_OP_PORT_HELLO] = MPIDI_TCP_CONN_UNPROVEN,
+    [MPIDI_TCP_OP_DYN_HELLO] = MPIDI_TCP_CONN_UNPROVEN,
     [MPIDI_TCP_OP_HELLO_ACK] = MPIDI_TCP_CONN_HELLO_SENT,
     [MPIDI_TCP_OP_HELLO_NAK] = MPIDI_TCP_CONN_HELLO_SENT,
     [MPIDI_TCP_OP_HELLO_DEAD] = MPIDI_TCP_CONN_HELLO_SENT,

@@ -39,6 +39,7 @@
 #define MPIDI_TCP_ACCEPT_BATCH 64
 
 typedef enum {
+    MPIDI_TCP_CONN_NONE,        /* no connection is: the state of opcodes valid in none */
     MPIDI_TCP_CONN_CONNECTING,  /* initiator: TCP connect in flight (CONNECT_TIMEOUT) */
     MPIDI_TCP_CONN_AWAIT_CHALLENGE,     /* initiator: connected, waits for the listener's nonce */
     MPIDI_TCP_CONN_HELLO_SENT,  /* initiator: proof sent, waits for the verdict */
