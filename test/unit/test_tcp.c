@@ -91,8 +91,8 @@ static void test_control_opcodes(void)
           MPIDI_TCP_body_size(MPIDI_TCP_OP_DYN_HELLO) == MPIDI_TCP_DYN_HELLO_SIZE);
     /* DYN_MSG: within its bounds only */
     h.opcode = MPIDI_TCP_OP_DYN_MSG;
-    uint64_t sizes[] = { MPIDI_TCP_DYN_MSG_MIN - 1, MPIDI_TCP_DYN_MSG_MIN,
-        MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX, MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX + 1,
+    uint64_t most = MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX;
+    uint64_t sizes[] = { MPIDI_TCP_DYN_MSG_MIN - 1, MPIDI_TCP_DYN_MSG_MIN, most, most + 1,
         UINT64_C(1) << 40
     };
     for (int i = 0; i < 5; i++) {

@@ -237,7 +237,8 @@ static inline void MPIDI_TCP_hdr_encode(uint8_t * buf, const MPIDI_TCP_hdr_t * h
     MPIDI_TCP_put64(buf + 8, h->payload_sz);
 }
 
-/* The fixed body size of a control opcode (DYN_MSG: the smallest). */
+/* The fixed body size of a control opcode (DYN_MSG's varies: see
+ * MPIDI_TCP_hdr_decode). */
 static inline uint64_t MPIDI_TCP_body_size(MPIDI_TCP_opcode_t op)
 {
     switch (op) {
@@ -258,8 +259,6 @@ static inline uint64_t MPIDI_TCP_body_size(MPIDI_TCP_opcode_t op)
         case MPIDI_TCP_OP_DYN_NAK:
         case MPIDI_TCP_OP_DYN_DEAD:
             return MPIDI_TCP_REPLY_SIZE;
-        case MPIDI_TCP_OP_DYN_MSG:
-            return MPIDI_TCP_DYN_MSG_MIN;
         default:
             return 0;
     }
