@@ -27,6 +27,20 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+/* The per-peer tables, for the world's n processes (processes of other
+ * jobs will follow them, doc/tcp-dynamic.md). */
+int MPIDI_TCP_peers_init(int n)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    g->cards = MPL_calloc(n, sizeof(*g->cards), MPL_MEM_ADDRESS);
+    g->vc = MPL_calloc(n, sizeof(*g->vc), MPL_MEM_ADDRESS);
+    g->dead_err = MPL_calloc(n, sizeof(*g->dead_err), MPL_MEM_ADDRESS);
+    if (!g->cards || !g->vc || !g->dead_err)
+        return MPI_ERR_OTHER;
+    g->n_peers = n;
+    return MPI_SUCCESS;
+}
+
 void MPIDI_TCP_conn_set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st)
 {
     MPIDI_TCP_global.n_pending += MPIDI_TCP_conn_is_pending(st) - MPIDI_TCP_conn_is_pending(c->state);
@@ -250,7 +264,7 @@ int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn)
     int mpi_errno = MPI_SUCCESS;
     MPIDI_TCP_conn_t *c;
 
-    if (rank < 0 || rank >= MPIDI_TCP_global.size) {
+    if (rank < 0 || rank >= MPIDI_TCP_global.n_peers) {
         MPIR_ERR_SET(mpi_errno, MPI_ERR_UNSUPPORTED_OPERATION, "**tcp_nodynamic");
         return mpi_errno;
     }

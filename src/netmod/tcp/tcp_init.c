@@ -214,10 +214,7 @@ int MPIDI_TCP_init_local(int *tag_bits)
     g->rank = MPIR_Process.rank;
     g->size = MPIR_Process.size;
     g->listen_fd = -1;
-    g->cards = MPL_calloc(g->size, sizeof(*g->cards), MPL_MEM_ADDRESS);
-    g->vc = MPL_calloc(g->size, sizeof(*g->vc), MPL_MEM_ADDRESS);
-    g->dead_err = MPL_calloc(g->size, sizeof(*g->dead_err), MPL_MEM_ADDRESS);
-    MPIR_ERR_CHKANDJUMP(!g->cards || !g->vc || !g->dead_err, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIR_ERR_CHKANDJUMP(MPIDI_TCP_peers_init(g->size), mpi_errno, MPI_ERR_OTHER, "**nomem");
     mpi_errno = MPIDI_TCP_accept_init();
     MPIR_ERR_CHECK(mpi_errno);
     check_nofile();
@@ -231,6 +228,8 @@ int MPIDI_TCP_init_local(int *tag_bits)
     epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->listen_fd, &ev);
     /* the key proves connections to us; it leaves this process only through PMI */
     MPIDI_TCP_auth_random(g->me.key, sizeof(g->me.key));
+    /* the public key other jobs' processes prove connections with (tcp_auth.h) */
+    MPIDI_TCP_auth_kx_keypair(g->me.pk, g->kx_sk);
     g->me.eager_max = (uint32_t) MPIDI_TCP_eager_max;
     g->cards[g->rank] = g->me;
     /* the world's av entries name their peers (MPIDI_TCP_RANK_TO_PEER) */
@@ -379,8 +378,9 @@ int MPIDI_TCP_mpi_finalize_hook(void)
     if (g->spare_fd >= 0)
         close(g->spare_fd);
     /* the keys prove membership in this job: not left in freed memory */
-    MPIDI_TCP_auth_wipe(g->cards, g->size * sizeof(*g->cards));
+    MPIDI_TCP_auth_wipe(g->cards, g->n_peers * sizeof(*g->cards));
     MPIDI_TCP_auth_wipe(&g->me, sizeof(g->me));
+    MPIDI_TCP_auth_wipe(g->kx_sk, sizeof(g->kx_sk));
     if (g->comm_map) {
         MPIDIU_map_destroy(g->comm_map);
         g->comm_map = NULL;

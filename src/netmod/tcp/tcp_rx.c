@@ -332,7 +332,7 @@ void MPIDI_TCP_sweep_posted(int probe_unconnected)
                 continue;
 #endif
             int peer = MPIDI_TCP_RANK_TO_PEER(r->comm, src);
-            if (peer < 0 || peer >= MPIDI_TCP_global.size)
+            if (peer < 0 || peer >= MPIDI_TCP_global.n_peers)
                 continue;
             if (probe_unconnected && !MPIDI_TCP_global.vc[peer] &&
                 !MPIDI_TCP_global.dead_err[peer]) {

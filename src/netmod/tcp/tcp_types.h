@@ -125,6 +125,7 @@ typedef struct {
     uint32_t eager_max;         /* the largest eager payload it sends */
     uint32_t pad;
     uint8_t key[MPIDI_TCP_KEY_SIZE];    /* proves a connection to it (tcp_auth.h) */
+    uint8_t pk[MPIDI_TCP_PK_SIZE];      /* its key-exchange public key (in its upid) */
 } MPIDI_TCP_card_t;
 
 /* What the connection layer asks of the protocol above it (tcp_init.c wires
@@ -149,9 +150,11 @@ typedef struct {
     int listen_fd;
     int spare_fd;               /* given up to accept-and-close when out of descriptors */
     MPIDI_TCP_card_t me;
+    uint8_t kx_sk[MPIDI_TCP_SK_SIZE];   /* the private key of me.pk */
     char ifname[16];
     int rank, size;
-    MPIDI_TCP_card_t *cards;    /* per peer */
+    int n_peers;                /* the world's size, then processes of other jobs */
+    MPIDI_TCP_card_t *cards;    /* per peer (another job's: no key) */
     MPIDI_TCP_conn_t **vc;      /* per peer: the chosen connection */
     void *comm_map;             /* recvcontext_id -> communicator (tcp_hooks.c) */
     uint64_t last_ctx;          /* the last one looked up */
@@ -209,6 +212,7 @@ int MPIDI_TCP_accept_init(void);
 void MPIDI_TCP_accept(void);
 
 /* tcp_conn.c */
+int MPIDI_TCP_peers_init(int n);
 MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing);
 void MPIDI_TCP_conn_set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st);
 int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn);
@@ -245,6 +249,7 @@ void *MPIDI_TCP_comm_lookup(uint64_t recvcontext_id);
 
 /* tcp_world.c */
 int MPIDI_TCP_bootstrap(MPIR_Comm * comm);
+void MPIDI_TCP_upid_of(int peer, uint8_t * upid);
 
 /* tcp_verify.c */
 const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,

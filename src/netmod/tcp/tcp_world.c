@@ -23,6 +23,19 @@ static int exchange_cards(void)
     return MPIR_pmi_allgather(&me, sizeof(me), g->cards, sizeof(me), MPIR_PMI_DOMAIN_ALL);
 }
 
+/* What other processes know of a peer (MPIDI_TCP_upid_t): its card but
+ * the key. */
+void MPIDI_TCP_upid_of(int peer, uint8_t * upid)
+{
+    const MPIDI_TCP_card_t *c = &MPIDI_TCP_global.cards[peer];
+    MPIDI_TCP_upid_t u = {.port = c->addr.port, .eager_max = c->eager_max,
+        .mpich_version = MPICH_NUMVERSION
+    };
+    memcpy(&u.ip, &c->addr.ip, sizeof(u.ip));
+    memcpy(u.pk, c->pk, sizeof(u.pk));
+    MPIDI_TCP_upid_encode(upid, &u);
+}
+
 /* A bootstrap communicator's commit (5.0): the world's; a session's group
  * would need the cards of that group alone, which PMI gives per group only. */
 int MPIDI_TCP_bootstrap(MPIR_Comm * comm)
@@ -93,41 +106,53 @@ static bool of_this_world(MPIR_Lpid lpid)
     return !(lpid & MPIR_LPID_DYNAMIC_MASK) && MPIR_LPID_WORLD_INDEX(lpid) == 0;
 }
 
-/* Every MPI_Intercomm_create sends these to the other group's leader: a
- * rank's world rank, never its card (the key leaves a process only through
- * PMI); the other side knows this world's processes already. */
+/* Every MPI_Intercomm_create sends these to the other group's leader: each
+ * rank's upid (tcp_proto.h: its address and public key, never its card's
+ * key, which leaves a process only through PMI). */
 int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
 {
     int mpi_errno = MPI_SUCCESS;
     int n = comm->local_size;
     int *sizes = MPL_malloc(n * sizeof(int), MPL_MEM_ADDRESS);
-    int32_t *ranks = MPL_malloc(n * sizeof(int32_t), MPL_MEM_ADDRESS);
+    uint8_t *upids = MPL_malloc((size_t) n * MPIDI_TCP_UPID_SIZE, MPL_MEM_ADDRESS);
 
-    MPIR_ERR_CHKANDJUMP(!sizes || !ranks, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIR_ERR_CHKANDJUMP(!sizes || !upids, mpi_errno, MPI_ERR_OTHER, "**nomem");
     for (int i = 0; i < n; i++) {
         MPIR_Lpid lpid = MPIR_Group_rank_to_lpid(comm->local_group, i);
         if (!of_this_world(lpid)) {
             mpi_errno = MPIDI_TCP_no_dynamic_processes();
             goto fn_fail;
         }
-        sizes[i] = sizeof(int32_t);
-        ranks[i] = (int32_t) MPIR_LPID_WORLD_RANK(lpid);
+        sizes[i] = MPIDI_TCP_UPID_SIZE;
+        MPIDI_TCP_upid_of((int) MPIR_LPID_WORLD_RANK(lpid), upids + i * MPIDI_TCP_UPID_SIZE);
     }
     *local_upid_size = sizes;
-    *local_upids = (char *) ranks;
+    *local_upids = (char *) upids;
   fn_exit:
     return mpi_errno;
   fn_fail:
     MPL_free(sizes);
-    MPL_free(ranks);
+    MPL_free(upids);
     goto fn_exit;
 }
 
-/* The processes of an intercommunicator's other group: known when they are
- * of this world, otherwise dynamic processes. */
+/* The processes of an intercommunicator's other group, as its leader named
+ * them: one of this world must be the process its card describes. */
 int MPIDI_TCP_insert_upid(MPIR_Lpid lpid, const char *upid, int upid_len)
 {
-    return of_this_world(lpid) ? MPI_SUCCESS : MPIDI_TCP_no_dynamic_processes();
+    int mpi_errno = MPI_SUCCESS;
+    uint8_t mine[MPIDI_TCP_UPID_SIZE];
+
+    if (!of_this_world(lpid))
+        return MPIDI_TCP_no_dynamic_processes();
+    MPIDI_TCP_upid_of((int) MPIR_LPID_WORLD_RANK(lpid), mine);
+    MPIR_ERR_CHKANDJUMP1(upid_len != MPIDI_TCP_UPID_SIZE || memcmp(upid, mine, sizeof(mine)),
+                         mpi_errno, MPI_ERR_OTHER, "**tcp_upid", "**tcp_upid %d",
+                         (int) MPIR_LPID_WORLD_RANK(lpid));
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* The leaders' exchange of MPI_Intercomm_create: over the peer communicator
