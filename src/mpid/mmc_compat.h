@@ -92,7 +92,6 @@ typedef int MMC_context_id_t;
  * offer a netmod tag-matched transfers (am_can_do_tag) */
 #define MMC_CH4_BOOTSTRAP_COMM 1
 #define MMC_COMM_IS_BOOTSTRAP(comm_) ((comm_)->attr & MPIR_COMM_ATTR__BOOTSTRAP)
-typedef MPIR_Lpid MMC_dyn_peer_t;
 /* the source a posted receive waits for */
 #define MMC_RECV_SOURCE(rreq_) ((rreq_)->status.MPI_SOURCE)
 #define MMC_PRECV_INIT(buf_, parts_, count_, type_, rank_, tag_, comm_, info_, req_) \
@@ -157,7 +156,6 @@ typedef MPIR_Context_id_t MMC_context_id_t;
  * processes are named by gpids */
 #define MMC_CH4_BOOTSTRAP_COMM 0
 #define MMC_COMM_IS_BOOTSTRAP(comm_) 0
-typedef uint64_t MMC_dyn_peer_t;
 #define MMC_RECV_SOURCE(rreq_) MPIDIG_REQUEST(rreq_, u.recv.source)
 #define MMC_PRECV_INIT MPIDIG_mpi_precv_init
 

@@ -44,6 +44,29 @@ static inline size_t mmc_check(const unsigned char *buf, size_t size, int tag, i
     return bad;
 }
 
+/* Over the merged communicator of an intercommunicator (this side's ranks
+ * after the other's when high): a ring of checked messages and an allreduce
+ * of the merged ranks. */
+static inline void mmc_merged_check(MPI_Comm inter, int high)
+{
+    MPI_Comm all;
+    int mr, ms, sum = 0;
+    unsigned char out[300], in[300];
+
+    MPI_Intercomm_merge(inter, high, &all);
+    MPI_Comm_rank(all, &mr);
+    MPI_Comm_size(all, &ms);
+    int next = (mr + 1) % ms, prev = (mr + ms - 1) % ms;
+    mmc_fill(out, sizeof(out), 4, mr);
+    MPI_Sendrecv(out, sizeof(out), MPI_BYTE, next, 4, in, sizeof(in), MPI_BYTE, prev, 4, all,
+                 MPI_STATUS_IGNORE);
+    mmc_check(in, sizeof(in), 4, prev, "merged ring");
+    MPI_Allreduce(&mr, &sum, 1, MPI_INT, MPI_SUM, all);
+    if (sum != ms * (ms - 1) / 2)
+        MMC_ERR("merged rank %d: allreduce over %d processes gave %d\n", mr, ms, sum);
+    MPI_Comm_free(&all);
+}
+
 static inline int mmc_finish(void)
 {
     int rank, total;

@@ -190,7 +190,10 @@ static int scenario_unreachable(void)
 
 /* Writes one blob to rank 0's port: rank 0 must close the connection having
  * sent nothing but its challenge. */
-static void send_garbage(const char *ip, int port, const void *data, size_t len, const char *what)
+/* Writes data after the challenge; rank 0 must close the connection, after
+ * nothing but (verdict, when not 0) that verdict, which grants nothing. */
+static void send_garbage_verdict(const char *ip, int port, const void *data, size_t len,
+                                 const char *what, int verdict)
 {
     uint8_t nonce[MPIDI_TCP_NONCE_SIZE], rest[64];
     int fd = raw_connect(ip, port);
@@ -203,12 +206,22 @@ static void send_garbage(const char *ip, int port, const void *data, size_t len,
     if (write(fd, data, len) != (ssize_t) len)
         MMC_ERR("garbage (%s): write failed\n", what);
     long n = raw_read_all(fd, rest, sizeof(rest), timeout_s + 10);
-    if (n != 0)
+    long want = verdict ? MPIDI_TCP_HDR_SIZE + MPIDI_TCP_REPLY_SIZE : 0;
+    int empty = 1;
+    for (long i = MPIDI_TCP_HDR_SIZE; i < n; i++)
+        empty &= rest[i] == 0;
+    if (n != want || (verdict && (rest[1] != verdict || !empty)))
         MMC_ERR("garbage (%s): rank 0 %s\n", what, n < 0 ? "kept the connection" :
-                "sent more than its challenge");
+                "sent more than its challenge and verdict");
     else
-        printf("garbage (%s): connection closed by rank 0\n", what);
+        printf("garbage (%s): connection closed by rank 0%s\n", what,
+               verdict ? " after an empty refusal" : "");
     close(fd);
+}
+
+static void send_garbage(const char *ip, int port, const void *data, size_t len, const char *what)
+{
+    send_garbage_verdict(ip, port, data, len, what, 0);
 }
 
 /* what a stranger might write: not our protocol, or not of this job */
@@ -238,7 +251,8 @@ static void garbage_dynamic(const char *ip, int port)
 {
     uint8_t b[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_DYN_MSG_MIN + MPIDI_TCP_DYN_DATA_MAX];
     size_t len = raw_frame(b, MPIDI_TCP_OP_PORT_HELLO, MPIDI_TCP_PORT_HELLO_SIZE, 0);
-    send_garbage(ip, port, b, len, "a connect to a port never opened");
+    send_garbage_verdict(ip, port, b, len, "a connect to a port never opened",
+                         MPIDI_TCP_OP_PORT_NAK);
     len = raw_frame(b, MPIDI_TCP_OP_DYN_HELLO, MPIDI_TCP_DYN_HELLO_SIZE, 9);
     send_garbage(ip, port, b, len, "a hello of a process of another job");
     len = raw_frame(b, MPIDI_TCP_OP_PORT_ACK, MPIDI_TCP_REPLY_SIZE, 3);

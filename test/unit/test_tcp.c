@@ -260,6 +260,25 @@ static void test_upid(void)
     CHECK(MPIDI_TCP_upid_decode(buf, 48, 40201300, &d) == MPIDI_TCP_UPID_EADDR);
 }
 
+/* The record a port name carries after its owner's upid. */
+static void test_port_rec(void)
+{
+    uint8_t s[MPIDI_TCP_SECRET_SIZE], got[MPIDI_TCP_SECRET_SIZE], buf[MPIDI_TCP_PORT_REC_SIZE];
+    uint32_t tag = 0;
+
+    MPIDI_TCP_auth_random(s, sizeof(s));
+    MPIDI_TCP_port_rec_encode(buf, 0x01020304, s);
+    CHECK(MPIDI_TCP_port_rec_decode(buf, &tag, got) == MPIDI_TCP_HDR_OK);
+    CHECK(tag == 0x01020304 && memcmp(got, s, sizeof(s)) == 0);
+    CHECK(buf[0] == 'P' && buf[4] == 4);        /* tag little-endian */
+    /* refused: not a port record, another protocol version, reserved bytes */
+    for (int i = 0; i < 4; i++) {
+        buf[i] ^= 0x40;
+        CHECK(MPIDI_TCP_port_rec_decode(buf, &tag, got) == MPIDI_TCP_PORT_EREC);
+        buf[i] ^= 0x40;
+    }
+}
+
 /* A port's handshake, as the wire carries it: the secret opens it, for the
  * process that opened the port, once per challenge. */
 static void test_port_proof(void)
@@ -604,6 +623,7 @@ int main(void)
         test_dyn_proof);
     run("dynamic_send frame: bounds, kinds, the port's secret, this connection only",
         test_dyn_msg);
+    run("port name record: tag and secret, nothing else", test_port_rec);
     run("port range parsing", test_port_range);
     run("eager limit and socket buffer values", test_eager_and_buffers);
     run("published interface choice", test_pick_iface);

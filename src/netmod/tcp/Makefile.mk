@@ -19,6 +19,7 @@ mpi_core_sources += src/mpid/ch4/netmod/tcp/func_table.c \
                     src/mpid/ch4/netmod/tcp/tcp_am.c \
                     src/mpid/ch4/netmod/tcp/tcp_auth.c \
                     src/mpid/ch4/netmod/tcp/tcp_conn.c \
+                    src/mpid/ch4/netmod/tcp/tcp_dynamic.c \
                     src/mpid/ch4/netmod/tcp/tcp_handshake.c \
                     src/mpid/ch4/netmod/tcp/tcp_hooks.c \
                     src/mpid/ch4/netmod/tcp/tcp_init.c \

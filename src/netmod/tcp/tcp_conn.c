@@ -27,8 +27,8 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-/* The per-peer tables, for the world's n processes (processes of other
- * jobs will follow them, doc/tcp-dynamic.md). */
+/* The per-peer tables, for the world's n processes; processes of other jobs
+ * are appended (MPIDI_TCP_peer_add). */
 int MPIDI_TCP_peers_init(int n)
 {
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
@@ -37,7 +37,36 @@ int MPIDI_TCP_peers_init(int n)
     g->dead_err = MPL_calloc(n, sizeof(*g->dead_err), MPL_MEM_ADDRESS);
     if (!g->cards || !g->vc || !g->dead_err)
         return MPI_ERR_OTHER;
-    g->n_peers = n;
+    g->n_peers = g->peer_cap = n;
+    return MPI_SUCCESS;
+}
+
+static int grow(void **p, size_t old_n, size_t new_n, size_t elem)
+{
+    char *q = MPL_realloc(*p, new_n * elem, MPL_MEM_ADDRESS);
+    if (q == NULL)
+        return -1;
+    memset(q + old_n * elem, 0, (new_n - old_n) * elem);
+    *p = q;
+    return 0;
+}
+
+/* A new peer (a process of another job), none of whose tables says anything
+ * yet; they double when full. */
+int MPIDI_TCP_peer_add(int *peer)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    if (g->n_peers == g->peer_cap) {
+        int cap = g->peer_cap * 2;
+        if (grow((void **) &g->cards, g->peer_cap, cap, sizeof(*g->cards)) ||
+            grow((void **) &g->vc, g->peer_cap, cap, sizeof(*g->vc)) ||
+            grow((void **) &g->dead_err, g->peer_cap, cap, sizeof(*g->dead_err)) ||
+            grow((void **) &g->dyn, g->peer_cap - g->size, cap - g->size, sizeof(*g->dyn)))
+            return MPI_ERR_OTHER;
+        g->peer_cap = cap;
+    }
+    *peer = g->n_peers++;
+    g->dyn[*peer - g->size].avtid = -1;
     return MPI_SUCCESS;
 }
 

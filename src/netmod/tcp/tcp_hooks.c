@@ -1,8 +1,8 @@
 /*
  * mpich-multichannel: ch4:tcp entries that need nothing of the netmod:
  * communicator, window, datatype and op hooks, and windows, partitioned
- * communication and memory through MPIDIG's generic code; dynamic
- * processes are not supported yet.
+ * communication and memory through MPIDIG's generic code (dynamic
+ * processes: tcp_dynamic.c).
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
@@ -56,27 +56,15 @@ int MPIDI_TCP_mpi_comm_free_hook(MPIR_Comm * comm)
     return MPI_SUCCESS;
 }
 
-/* Dynamic processes (doc/tcp.md): MPICH reaches ch4:tcp for them only
- * through the entries below and those of tcp_world.c (MPI_Open_port,
- * MPI_Comm_spawn and MPI_Comm_join ask for get_local_upids first on 4.x; 5.0's
- * Open_port asks here through the overlay), and each answers with an error
- * the user's handler sees, never an assertion. */
+/* What ch4:tcp does not serve of dynamic processes (MPICH 5.0's, which
+ * reach it through the entries of tcp_world.c and, for MPI_Open_port,
+ * through the overlay) answers with an error the user's handler sees,
+ * never an assertion. */
 int MPIDI_TCP_no_dynamic_processes(void)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_ERR_SET(mpi_errno, MPI_ERR_UNSUPPORTED_OPERATION, "**tcp_nodynamic");
     return mpi_errno;
-}
-
-int MPIDI_TCP_dynamic_send(MMC_dyn_peer_t remote, int tag, const void *buf, int size,
-                           int timeout)
-{
-    return MPIDI_TCP_no_dynamic_processes();
-}
-
-int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
-{
-    return MPIDI_TCP_no_dynamic_processes();
 }
 
 int MPIDI_TCP_mpi_win_create_hook(MPIR_Win * win)

@@ -373,6 +373,7 @@ int MPIDI_TCP_mpi_finalize_hook(void)
         MPIDI_TCP_conn_free(c);
     }
     MPIDI_TCP_reap();
+    MPIDI_TCP_dyn_finalize();
     close(g->listen_fd);
     close(g->epfd);
     if (g->spare_fd >= 0)

@@ -58,7 +58,9 @@ MPIDI_POLL_nm_state_t MPIDI_TCP_poll_state(void)
     if (g->n_pending || g->n_unproven || g->n_writing || g->n_awaits || g->n_rx_active ||
         g->finalizing)
         return MPIDI_POLL_NM_BUSY;
-    return MPIR_Process.num_nodes == 1 ? MPIDI_POLL_NM_UNUSED : MPIDI_POLL_NM_QUIET;
+    /* processes of other jobs may call at any time, wherever they are */
+    return MPIR_Process.num_nodes == 1 && g->n_peers == g->size && !g->ports ?
+        MPIDI_POLL_NM_UNUSED : MPIDI_POLL_NM_QUIET;
 }
 
 int MPIDI_TCP_progress(int *made_progress)

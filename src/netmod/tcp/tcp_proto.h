@@ -67,6 +67,9 @@
                                    MPIDI_TCP_MAC_SIZE)
 #define MPIDI_TCP_DYN_HELLO_SIZE (4 + MPIDI_TCP_UPID_SIZE + MPIDI_TCP_PK_SIZE + \
                                   MPIDI_TCP_NONCE_SIZE + MPIDI_TCP_MAC_SIZE)
+/* what a port name adds to its owner's upid: 'P', the protocol version, 0,
+ * the port's tag, its secret (MPI_Open_port, tcp_dynamic.c) */
+#define MPIDI_TCP_PORT_REC_SIZE (8 + MPIDI_TCP_SECRET_SIZE)
 /* ch4's dynamic_send carries at most a context id, a length and an address
  * of MPI_MAX_PORT_NAME (256) bytes (ch4_spawn.c, 4.x and 5.0) */
 #define MPIDI_TCP_DYN_DATA_MAX  264
@@ -184,6 +187,7 @@ typedef enum {
     MPIDI_TCP_UPID_EADDR,
     MPIDI_TCP_DYN_EKIND,
     MPIDI_TCP_DYN_ELEN,
+    MPIDI_TCP_PORT_EREC,
 } MPIDI_TCP_hdr_err_t;
 
 static inline void MPIDI_TCP_put16(uint8_t * p, uint16_t v)
@@ -385,6 +389,26 @@ static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_upid_decode(const uint8_t * buf, siz
     return MPIDI_TCP_HDR_OK;
 }
 
+static inline void MPIDI_TCP_port_rec_encode(uint8_t * buf, uint32_t tag, const uint8_t * secret)
+{
+    buf[0] = 'P';
+    buf[1] = MPIDI_TCP_PROTO_VERSION;
+    MPIDI_TCP_put16(buf + 2, 0);
+    MPIDI_TCP_put32(buf + 4, tag);
+    memcpy(buf + 8, secret, MPIDI_TCP_SECRET_SIZE);
+}
+
+/* The record after the upid in a port name someone gave us. */
+static inline MPIDI_TCP_hdr_err_t MPIDI_TCP_port_rec_decode(const uint8_t * buf, uint32_t * tag,
+                                                            uint8_t * secret)
+{
+    if (buf[0] != 'P' || buf[1] != MPIDI_TCP_PROTO_VERSION || buf[2] || buf[3])
+        return MPIDI_TCP_PORT_EREC;
+    *tag = MPIDI_TCP_get32(buf + 4);
+    memcpy(secret, buf + 8, MPIDI_TCP_SECRET_SIZE);
+    return MPIDI_TCP_HDR_OK;
+}
+
 static inline void MPIDI_TCP_port_hello_encode(uint8_t * buf, const MPIDI_TCP_port_hello_t * m)
 {
     MPIDI_TCP_put32(buf, MPIDI_TCP_MAGIC);
@@ -493,6 +517,8 @@ static inline const char *MPIDI_TCP_hdr_strerror(MPIDI_TCP_hdr_err_t e)
             return "a dynamic-process message of an unknown kind";
         case MPIDI_TCP_DYN_ELEN:
             return "a dynamic-process message whose length does not match its body";
+        case MPIDI_TCP_PORT_EREC:
+            return "a port name of another ch4:tcp protocol version, or not ch4:tcp's";
     }
     return "unknown error";
 }

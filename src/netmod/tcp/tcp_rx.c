@@ -22,9 +22,8 @@
 
 #include <arpa/inet.h>
 
-/* the state a connection must be in to receive each opcode; the verdicts of
- * PORT_HELLO and DYN_HELLO, and DYN_MSG, none yet (no process here sends
- * those hellos or opens a port until dynamic processes land) */
+/* the state a connection must be in to receive each opcode (a verdict that
+ * does not answer the hello sent is the handshake's to refuse) */
 static const MPIDI_TCP_conn_state_t op_state[MPIDI_TCP_OP_MAX] = {
     [MPIDI_TCP_OP_CHALLENGE] = MPIDI_TCP_CONN_AWAIT_CHALLENGE,
     [MPIDI_TCP_OP_HELLO] = MPIDI_TCP_CONN_UNPROVEN,
@@ -33,6 +32,12 @@ static const MPIDI_TCP_conn_state_t op_state[MPIDI_TCP_OP_MAX] = {
     [MPIDI_TCP_OP_HELLO_ACK] = MPIDI_TCP_CONN_HELLO_SENT,
     [MPIDI_TCP_OP_HELLO_NAK] = MPIDI_TCP_CONN_HELLO_SENT,
     [MPIDI_TCP_OP_HELLO_DEAD] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_PORT_ACK] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_PORT_NAK] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_DYN_ACK] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_DYN_NAK] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_DYN_DEAD] = MPIDI_TCP_CONN_HELLO_SENT,
+    [MPIDI_TCP_OP_DYN_MSG] = MPIDI_TCP_CONN_ESTABLISHED,
     [MPIDI_TCP_OP_AM] = MPIDI_TCP_CONN_ESTABLISHED,
     [MPIDI_TCP_OP_CLOSE] = MPIDI_TCP_CONN_ESTABLISHED,
 };
@@ -381,6 +386,19 @@ static int parse_one(MPIDI_TCP_conn_t * c, int *mpi_errno)
     }
     if (h.opcode == MPIDI_TCP_OP_CLOSE) {
         *mpi_errno = rx_close(c);
+        return 1;
+    }
+    if (h.opcode == MPIDI_TCP_OP_DYN_MSG) {
+        /* small (hdr_decode bounds it): handled once it is all here */
+        size_t total = MPIDI_TCP_HDR_SIZE + h.payload_sz;
+        if (avail < total) {
+            c->need = total - avail;
+            return 0;
+        }
+        const uint8_t *body = c->rbuf + c->r_head + MPIDI_TCP_HDR_SIZE;
+        c->need = 0;
+        c->r_head += total;
+        *mpi_errno = MPIDI_TCP_dyn_rx(c, body, h.payload_sz);
         return 1;
     }
     size_t hdr_total = MPIDI_TCP_HDR_SIZE + h.am_hdr_sz;

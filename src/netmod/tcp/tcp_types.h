@@ -87,9 +87,17 @@ typedef struct MPIDI_TCP_conn {
     double deadline;            /* monotonic; 0 = none (see MPIDI_TCP_check_timers) */
     uint32_t events;            /* registered with epoll */
     struct sockaddr_in remote;
-    /* handshake: the listener's nonce, and the HELLO (sent or received) */
+    /* handshake: both nonces (a DYN_MSG is bound to them), and the hello
+     * sent or received: HELLO within the job, PORT_HELLO or DYN_HELLO with
+     * a process of another one (hs_op) */
     uint8_t nonce_l[MPIDI_TCP_NONCE_SIZE];
-    MPIDI_TCP_hello_t hello;
+    uint8_t nonce_i[MPIDI_TCP_NONCE_SIZE];
+    MPIDI_TCP_opcode_t hs_op;
+    union {
+        MPIDI_TCP_hello_t hello;
+        MPIDI_TCP_port_hello_t port;
+        MPIDI_TCP_dyn_hello_t dyn;
+    } hs_msg;
     uint8_t hs[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HS_BODY_MAX];     /* a handshake message arriving */
     size_t hs_len;
     int retries;                /* reconnects after a close before the verdict */
@@ -112,7 +120,7 @@ typedef struct MPIDI_TCP_conn {
     int rx_active;
 } MPIDI_TCP_conn_t;
 
-/* a rank's listening address (also its upid) */
+/* a rank's listening address */
 typedef struct {
     struct in_addr ip;
     uint16_t port;              /* network byte order */
@@ -144,6 +152,17 @@ typedef struct {
     void (*accepted)(MPIDI_TCP_conn_t * c);
 } MPIDI_TCP_conn_ops_t;
 
+/* a process of another job (peer index >= the world's size) */
+typedef struct {
+    int avtid, lpid;            /* where ch4 last named it (4.x), avtid -1: nowhere */
+    int keyed;                  /* rx and tx are the pair's MAC keys (tcp_auth.h) */
+    uint8_t rx[MPIDI_TCP_KEY_SIZE], tx[MPIDI_TCP_KEY_SIZE];
+} MPIDI_TCP_dyn_peer_t;
+
+struct MPIDI_TCP_port;          /* tcp_dynamic.c */
+struct MPIDI_TCP_link;
+struct MPIDI_TCP_dmsg;
+
 typedef struct {
     const MPIDI_TCP_conn_ops_t *ops;
     int epfd;
@@ -153,7 +172,8 @@ typedef struct {
     uint8_t kx_sk[MPIDI_TCP_SK_SIZE];   /* the private key of me.pk */
     char ifname[16];
     int rank, size;
-    int n_peers;                /* the world's size, then processes of other jobs */
+    int n_peers, peer_cap;      /* the world's size, then processes of other jobs */
+    MPIDI_TCP_dyn_peer_t *dyn;  /* per peer from the world's size on */
     MPIDI_TCP_card_t *cards;    /* per peer (another job's: no key) */
     MPIDI_TCP_conn_t **vc;      /* per peer: the chosen connection */
     void *comm_map;             /* recvcontext_id -> communicator (tcp_hooks.c) */
@@ -171,6 +191,11 @@ typedef struct {
     int n_dead;
     double next_timer, next_liveness;
     int finalizing;
+    /* dynamic processes (tcp_dynamic.c): our open ports, our links to others'
+     * ports and to the connects we answer, DYN_MSGs not yet received */
+    struct MPIDI_TCP_port *ports;
+    struct MPIDI_TCP_link *links;
+    struct MPIDI_TCP_dmsg *dmsgs;
     /* CVARs, validated (the eager limit is MPIDI_TCP_eager_max) */
     int sndbuf, rcvbuf, nodelay, timeout, outage;
     int port_lo, port_hi;
@@ -213,6 +238,7 @@ void MPIDI_TCP_accept(void);
 
 /* tcp_conn.c */
 int MPIDI_TCP_peers_init(int n);
+int MPIDI_TCP_peer_add(int *peer);
 MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing);
 void MPIDI_TCP_conn_set_state(MPIDI_TCP_conn_t * c, MPIDI_TCP_conn_state_t st);
 int MPIDI_TCP_conn_get(int rank, MPIDI_TCP_conn_t ** conn);
@@ -250,6 +276,21 @@ void *MPIDI_TCP_comm_lookup(uint64_t recvcontext_id);
 /* tcp_world.c */
 int MPIDI_TCP_bootstrap(MPIR_Comm * comm);
 void MPIDI_TCP_upid_of(int peer, uint8_t * upid);
+void MPIDI_TCP_dyn_unplace(int peer);
+
+/* tcp_dynamic.c */
+int MPIDI_TCP_peer_of_upid(const uint8_t * upid);
+int MPIDI_TCP_dyn_keys(int peer);
+const uint8_t *MPIDI_TCP_dial_secret(int peer, uint32_t * tag);
+const uint8_t *MPIDI_TCP_dial_secret_of(int peer, uint32_t tag);
+int MPIDI_TCP_port_admit(uint32_t tag, const uint8_t ** secret);
+void MPIDI_TCP_dial_refused(int peer);
+int MPIDI_TCP_dyn_rx(MPIDI_TCP_conn_t * c, const uint8_t * body, size_t len);
+int MPIDI_TCP_dyn_peer_add(const uint8_t * upid, size_t len, int *peer);
+int MPIDI_TCP_port_named(int peer, const uint8_t * rec);
+int MPIDI_TCP_dyn_send(int peer, int tag, const void *buf, int size, int timeout);
+int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout);
+void MPIDI_TCP_dyn_finalize(void);
 
 /* tcp_verify.c */
 const char *MPIDI_TCP_verify_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h,

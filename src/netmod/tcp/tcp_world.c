@@ -8,8 +8,9 @@
  * and asks for comm_set_vcis, get_local_upids, insert_upid and
  * dynamic_sendrecv in every MPI_Intercomm_create.  The entries of one API
  * are compiled where MPICH has that API (MMC_CH4_BOOTSTRAP_COMM,
- * mmc_compat.h).  Processes of other worlds (dynamic processes) are refused
- * on both (doc/tcp-dynamic.md).
+ * mmc_compat.h).  The processes of other worlds (dynamic processes) are
+ * named by upids, their peers made in tcp_dynamic.c; 5.0 refuses them still
+ * (doc/tcp-dynamic.md).
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
@@ -34,6 +35,35 @@ void MPIDI_TCP_upid_of(int peer, uint8_t * upid)
     memcpy(&u.ip, &c->addr.ip, sizeof(u.ip));
     memcpy(u.pk, c->pk, sizeof(u.pk));
     MPIDI_TCP_upid_encode(upid, &u);
+}
+
+/* The upids of comm's processes (tcp_proto.h: address and public key, never
+ * the card's key, which leaves a process only through PMI), for
+ * MPI_Open_port (comm_self) and the leaders' exchange of
+ * MPI_Intercomm_create (on 4.x only with another job). */
+int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int n = comm->local_size;
+    int *sizes = MPL_malloc(n * sizeof(int), MPL_MEM_ADDRESS);
+    uint8_t *upids = MPL_malloc((size_t) n * MPIDI_TCP_UPID_SIZE, MPL_MEM_ADDRESS);
+
+    MPIR_ERR_CHKANDJUMP(!sizes || !upids, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int i = 0; i < n; i++) {
+        int peer = MPIDI_TCP_RANK_TO_PEER(comm, i);
+        MPIR_ERR_CHKANDJUMP(peer < 0, mpi_errno, MPI_ERR_UNSUPPORTED_OPERATION,
+                            "**tcp_nodynamic");
+        sizes[i] = MPIDI_TCP_UPID_SIZE;
+        MPIDI_TCP_upid_of(peer, upids + i * MPIDI_TCP_UPID_SIZE);
+    }
+    *local_upid_size = sizes;
+    *local_upids = (char *) upids;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPL_free(sizes);
+    MPL_free(upids);
+    goto fn_exit;
 }
 
 /* A bootstrap communicator's commit (5.0): the world's; a session's group
@@ -70,19 +100,127 @@ int MPIDI_TCP_post_init(void)
     return MPI_SUCCESS;
 }
 
-/* MPI_Open_port, MPI_Comm_spawn and MPI_Comm_join ask for these first */
-int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
+/* Where ch4 last named a process of another job, if that table still
+ * names it there (ch4 frees tables without telling the netmod). */
+static int dyn_gpid(int peer, uint64_t * gpid)
 {
-    return MPIDI_TCP_no_dynamic_processes();
+    const MPIDI_TCP_dyn_peer_t *d = &MPIDI_TCP_global.dyn[peer - MPIDI_TCP_global.size];
+    const MPIDI_av_table_t *t;
+    if (d->avtid < 0 || d->avtid >= MPIDI_global.avt_mgr.max_n_avts ||
+        (t = MPIDI_global.avt_mgr.av_tables[d->avtid]) == NULL || d->lpid >= t->size ||
+        t->table[d->lpid].netmod.tcp.peer_plus1 != peer + 1)
+        return 0;
+    *gpid = MPIDIU_GPID_CREATE(d->avtid, d->lpid);
+    return 1;
 }
 
+/* A connect or accept that failed leaves the table made for its peer
+ * unused: ch4 frees tables only through the communicators that use them,
+ * and asserts at MPI_Finalize on one that none ever used. */
+void MPIDI_TCP_dyn_unplace(int peer)
+{
+    MPIDI_TCP_dyn_peer_t *d = &MPIDI_TCP_global.dyn[peer - MPIDI_TCP_global.size];
+    uint64_t gpid;
+    if (peer < MPIDI_TCP_global.size || !dyn_gpid(peer, &gpid) ||
+        MPIR_Object_get_ref(MPIDI_global.avt_mgr.av_tables[d->avtid]) != 0)
+        return;
+    MPIDIU_free_avt(d->avtid);
+    d->avtid = -1;
+}
+
+/* ch4's blocking send and receive between the roots of a connect
+ * (tcp_dynamic.c); a process by its gpid */
+int MPIDI_TCP_dynamic_send(uint64_t remote_gpid, int tag, const void *buf, int size,
+                           int timeout)
+{
+    int peer = MPIDIU_get_av(MPIDIU_GPID_GET_AVTID(remote_gpid),
+                             MPIDIU_GPID_GET_LPID(remote_gpid)).netmod.tcp.peer_plus1 - 1;
+    return MPIDI_TCP_dyn_send(peer, tag, buf, size, timeout);
+}
+
+int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
+{
+    return MPIDI_TCP_dyn_recv(tag, buf, size, timeout);
+}
+
+/* ch4's addresses of processes other processes named by their upids: the
+ * world's and those known already where they are, the others in one new av
+ * table.  Every gpid is filled even when a upid is bad (MPICH's exchange of
+ * an intercommunicator's upids ignores the error): its peer is dead with the
+ * reason.  A upid with a port's record (MPI_Comm_connect's port name, size 1)
+ * names the port too. */
 int MPIDI_TCP_upids_to_gpids(int size, int *remote_upid_size, char *remote_upids,
                              uint64_t * remote_gpids)
 {
-    return MPIDI_TCP_no_dynamic_processes();
+    int mpi_errno = MPI_SUCCESS, n_new = 0, avtid = 0, lpid = 0;
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    int *peers = MPL_malloc(size * sizeof(int), MPL_MEM_ADDRESS);
+    const uint8_t *p = (const uint8_t *) remote_upids;
+
+    MPIR_ERR_CHKANDJUMP(!peers, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int i = 0; i < size; p += MPL_MAX(remote_upid_size[i], 0), i++) {
+        int len = MPL_MAX(remote_upid_size[i], 0), err;
+        if (size == 1 && len == MPIDI_TCP_UPID_SIZE + MPIDI_TCP_PORT_REC_SIZE)
+            len = MPIDI_TCP_UPID_SIZE;
+        peers[i] = -1;
+        err = MPIDI_TCP_dyn_peer_add(p, len, &peers[i]);
+        if (err == MPI_SUCCESS && len != remote_upid_size[i])
+            err = MPIDI_TCP_port_named(peers[i], p + len);
+        if (err && !mpi_errno)
+            mpi_errno = err;
+        /* a connect's (size 1) error ends it: no table that nothing would free */
+        if (mpi_errno && size == 1)
+            goto fn_fail;
+        if (peers[i] < g->size && peers[i] >= 0)
+            remote_gpids[i] = MPIDIU_GPID_CREATE(0, peers[i]);
+        else if (peers[i] < 0 || !dyn_gpid(peers[i], &remote_gpids[i]))
+            n_new++;
+    }
+    if (n_new) {
+        int err = MPIDIU_new_avt(n_new, &avtid);
+        if (err) {
+            mpi_errno = err;
+            goto fn_fail;
+        }
+    }
+    for (int i = 0; i < size && n_new; i++) {
+        int peer = peers[i];
+        if ((peer >= 0 && peer < g->size) || (peer >= g->size && dyn_gpid(peer, &remote_gpids[i])))
+            continue;
+        /* a peer out of memory keeps the entry ch4 zeroed: its sends fail */
+        MPIDIU_get_av(avtid, lpid).netmod.tcp.peer_plus1 = peer + 1;
+        if (peer >= 0) {
+            g->dyn[peer - g->size].avtid = avtid;
+            g->dyn[peer - g->size].lpid = lpid;
+        }
+        remote_gpids[i] = MPIDIU_GPID_CREATE(avtid, lpid);
+        lpid++;
+    }
+  fn_exit:
+    MPL_free(peers);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 #else /* 5.0 */
+
+/* 5.0's connect frees its peer's entry itself (MPIDIU_free_dynamic_lpid) */
+void MPIDI_TCP_dyn_unplace(int peer)
+{
+}
+
+/* the roots' messages of 5.0's connect and accept: not yet (doc/tcp-dynamic.md) */
+int MPIDI_TCP_dynamic_send(MPIR_Lpid remote_lpid, int tag, const void *buf, int size,
+                           int timeout)
+{
+    return MPIDI_TCP_no_dynamic_processes();
+}
+
+int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
+{
+    return MPIDI_TCP_no_dynamic_processes();
+}
 
 /* ch4:tcp serves one VCI on every rank (MPIDI_TCP_init_local refuses more):
  * every rank's counts are known without asking. */
@@ -104,36 +242,6 @@ int MPIDI_TCP_comm_set_vcis(MPIR_Comm * comm, int num_implicit, int num_reserved
 static bool of_this_world(MPIR_Lpid lpid)
 {
     return !(lpid & MPIR_LPID_DYNAMIC_MASK) && MPIR_LPID_WORLD_INDEX(lpid) == 0;
-}
-
-/* Every MPI_Intercomm_create sends these to the other group's leader: each
- * rank's upid (tcp_proto.h: its address and public key, never its card's
- * key, which leaves a process only through PMI). */
-int MPIDI_TCP_get_local_upids(MPIR_Comm * comm, int **local_upid_size, char **local_upids)
-{
-    int mpi_errno = MPI_SUCCESS;
-    int n = comm->local_size;
-    int *sizes = MPL_malloc(n * sizeof(int), MPL_MEM_ADDRESS);
-    uint8_t *upids = MPL_malloc((size_t) n * MPIDI_TCP_UPID_SIZE, MPL_MEM_ADDRESS);
-
-    MPIR_ERR_CHKANDJUMP(!sizes || !upids, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    for (int i = 0; i < n; i++) {
-        MPIR_Lpid lpid = MPIR_Group_rank_to_lpid(comm->local_group, i);
-        if (!of_this_world(lpid)) {
-            mpi_errno = MPIDI_TCP_no_dynamic_processes();
-            goto fn_fail;
-        }
-        sizes[i] = MPIDI_TCP_UPID_SIZE;
-        MPIDI_TCP_upid_of((int) MPIR_LPID_WORLD_RANK(lpid), upids + i * MPIDI_TCP_UPID_SIZE);
-    }
-    *local_upid_size = sizes;
-    *local_upids = (char *) upids;
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    MPL_free(sizes);
-    MPL_free(upids);
-    goto fn_exit;
 }
 
 /* The processes of an intercommunicator's other group, as its leader named
