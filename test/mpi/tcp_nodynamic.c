@@ -1,9 +1,9 @@
 /*
  * ch4:tcp does not serve MPICH 5.0's dynamic processes yet (4.x's: tcp_spawn,
- * tcp_port): every MPI call that needs them returns an error the handler sees (class MPI_ERR_UNSUPPORTED_OPERATION
- * where the netmod's own error reaches the caller, saying what is missing),
- * never an assertion, and the job goes on: after each call the ranks pass
- * checked bytes around a ring.
+ * tcp_port, tcp_join): every MPI call that needs them returns an error the
+ * handler sees (class MPI_ERR_UNSUPPORTED_OPERATION where the netmod's own
+ * error reaches the caller, saying what is missing), never an assertion, and
+ * the job goes on: after each call the ranks pass checked bytes around a ring.
  */
 #include "mmc_test.h"
 #include <sys/socket.h>

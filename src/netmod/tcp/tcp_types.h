@@ -192,7 +192,8 @@ typedef struct {
     double next_timer, next_liveness;
     int finalizing;
     /* dynamic processes (tcp_dynamic.c): our open ports, our links to others'
-     * ports and to the connects we answer, DYN_MSGs not yet received */
+     * ports and to the connects we answer, DYN_MSGs received and checked
+     * that no dynamic_recv has taken yet */
     struct MPIDI_TCP_port *ports;
     struct MPIDI_TCP_link *links;
     struct MPIDI_TCP_dmsg *dmsgs;
