@@ -1,19 +1,28 @@
 /*
  * MPI_Open_port, MPI_Comm_accept and MPI_Comm_connect between two jobs of
- * ch4:tcp, each started by its own mpiexec (the port name passes through a
- * file in DIR):
+ * ch4:tcp, each started by its own mpiexec:
  *
  *   tcp_port server DIR     opens a port, accepts once, closes the port
  *   tcp_port client DIR     connects with a malformed port name and with one
  *                           whose secret was changed (MPI_ERR_PORT, at once),
  *                           then with the real one; after the server closed
  *                           its port, once more (MPI_ERR_PORT)
+ *   ... DIR name            both: the port name passes through MPI_Publish_name
+ *                           and MPI_Lookup_name (mpiexec -nameserver), the
+ *                           client learns the port closed when the name is
+ *                           unpublished
+ *   ... DIR replay          both: the server accepts twice; between the two
+ *                           a stranger replays the client's captured port
+ *                           handshake (stranger() below)
  *
+ * The port name passes through a file in DIR unless told otherwise.
  * Joined, every rank of each job exchanges checked messages with every rank
  * of the other, then a ring and an allreduce run over the merged
  * communicator.  Each job's rank 0 prints " No Errors".
  */
 #include "mmc_test.h"
+#include "tcp_raw.h"
+#include <sys/wait.h>
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,12 +60,33 @@ static void get_file(const char *dir, const char *name, char *text, size_t len)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+#define SERVICE "mmc-tcp-port"
+
+/* Waits (up to 60 s) until the server's name is published (found 1) or no
+ * longer (found 0).  Hydra's lookup of a name nobody published may succeed
+ * with an empty port name. */
+static void lookup(char *port, int found)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 600; i++) {
+        port[0] = 0;
+        int err = MPI_Lookup_name(SERVICE, MPI_INFO_NULL, port);
+        if ((err == MPI_SUCCESS && port[0]) == found) {
+            printf("client: the name %s is %s\n", SERVICE, found ? "published" : "unpublished");
+            return;
+        }
+        usleep(100000);
+    }
+    MMC_ERR("the name %s was not %s within 60 s\n", SERVICE, found ? "published" : "unpublished");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 /* a connect that must fail with MPI_ERR_PORT, within a few seconds */
 static void bad_connect(const char *what, const char *port)
 {
     MPI_Comm inter = MPI_COMM_NULL;
     int cls = MPI_SUCCESS, len;
-    char msg[MPI_MAX_ERROR_STRING];
+    char msg[16 * MPI_MAX_ERROR_STRING];   /* MPICH may write past 512: doc/mpich-fixes.md */
     double t0 = MPI_Wtime();
     int err = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
     double t = MPI_Wtime() - t0;
@@ -92,21 +122,96 @@ static void exchange(MPI_Comm inter, int server)
     }
 }
 
+/* A stranger beside the client's root (forked from rank 1: no MPI, none of
+ * the rank's state) captures the root's first proven port handshake and
+ * its CONNECT (a packet socket), then, when told, replays them to the
+ * server's port: it must get the challenge and at most an empty PORT_NAK.
+ * Writes the number of failed expectations to done_fd. */
+static void stranger(int ready_fd, int go_fd, int done_fd)
+{
+    uint8_t cap[MPIDI_TCP_HDR_SIZE + MPIDI_TCP_PORT_HELLO_SIZE + MPIDI_TCP_HDR_SIZE + 48];
+    uint8_t nonce[MPIDI_TCP_NONCE_SIZE], rest[256];
+    char dst[64], c;
+    int dst_port = 0, errs = 1, fd = -1;
+    int sock = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
+
+    if (sock < 0)
+        perror("stranger: packet socket (needs CAP_NET_RAW)");
+    if (write(ready_fd, "r", 1) != 1 || sock < 0)
+        goto done;
+    long got = raw_capture(sock, MPIDI_TCP_OP_PORT_HELLO, cap, sizeof(cap), dst, &dst_port);
+    close(sock);
+    if (got != (long) sizeof(cap)) {
+        fprintf(stderr, "stranger: captured %ld bytes of a port handshake\n", got);
+        goto done;
+    }
+    printf("stranger: captured a port handshake and CONNECT to %s:%d\n", dst, dst_port);
+    fflush(stdout);
+    if (read(go_fd, &c, 1) != 1 || (fd = raw_connect(dst, dst_port)) < 0 ||
+        raw_challenge(fd, nonce, 20) != 0) {
+        fprintf(stderr, "stranger: no challenge from the server's root\n");
+        goto done;
+    }
+    if (send(fd, cap, sizeof(cap), MSG_NOSIGNAL) != (ssize_t) sizeof(cap))
+        fprintf(stderr, "stranger: the replay was cut short (closed already)\n");
+    long n = raw_read_all(fd, rest, sizeof(rest), 30);
+    MPIDI_TCP_hdr_t h;
+    static const uint8_t zero[MPIDI_TCP_MAC_SIZE];
+    int nak = n == MPIDI_TCP_HDR_SIZE + MPIDI_TCP_MAC_SIZE &&
+        MPIDI_TCP_hdr_decode(rest, 64, &h) == MPIDI_TCP_HDR_OK &&
+        h.opcode == MPIDI_TCP_OP_PORT_NAK && !memcmp(rest + MPIDI_TCP_HDR_SIZE, zero, sizeof(zero));
+    if (n != 0 && !nak) {
+        fprintf(stderr, "stranger: the replay got %ld bytes%s\n", n,
+                n < 0 ? " (the connection was kept)" : ", not an empty PORT_NAK");
+        goto done;
+    }
+    printf("stranger: replayed the port handshake: got the challenge, then %s\n",
+           nak ? "an empty PORT_NAK" : "nothing");
+    errs = 0;
+  done:
+    fflush(stdout);
+    if (fd >= 0)
+        close(fd);
+    if (write(done_fd, &errs, sizeof(errs)) != sizeof(errs))
+        _exit(2);
+    _exit(0);
+}
+
+/* One join: connect or accept, then checked messages and the merged ring. */
+static void join(const char *port, int server, int round)
+{
+    MPI_Comm inter;
+    int err = server ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) :
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    if (err != MPI_SUCCESS) {
+        MMC_ERR("rank %d: %s %d failed\n", rank, server ? "accept" : "connect", round);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    exchange(inter, server);
+    mmc_merged_check(inter, !server);
+    MPI_Comm_disconnect(&inter);
+    if (rank == 0)
+        printf("%s: joined (%d), checked messages both ways, merged ring and allreduce\n",
+               server ? "server" : "client", round);
+}
+
 int main(int argc, char **argv)
 {
     char port[MPI_MAX_PORT_NAME] = "", bad[MPI_MAX_PORT_NAME];
-    MPI_Comm inter;
-    int server, err;
+    int server, err, replay, named, pipes[3][2];
+    pid_t pid = -1;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (argc < 3) {
-        MMC_ERR("usage: tcp_port server|client DIR\n");
+    if (argc < 3 || size < 2) {
+        MMC_ERR("usage: tcp_port server|client DIR [replay] (2 ranks or more)\n");
         return mmc_finish();
     }
     server = strcmp(argv[1], "server") == 0;
+    replay = argc > 3 && strcmp(argv[3], "replay") == 0;
+    named = argc > 3 && strcmp(argv[3], "name") == 0;
     const char *dir = argv[2];
 
     if (server) {
@@ -114,41 +219,64 @@ int main(int argc, char **argv)
             err = MPI_Open_port(MPI_INFO_NULL, port);
             if (err != MPI_SUCCESS)
                 MMC_ERR("MPI_Open_port failed\n");
-            put_file(dir, "port", port);
+            if (named && MPI_Publish_name(SERVICE, MPI_INFO_NULL, port) != MPI_SUCCESS)
+                MMC_ERR("MPI_Publish_name failed\n");
+            else if (!named)
+                put_file(dir, "port", port);
         }
-        err = MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
-    } else {
-        if (rank == 0)
-            get_file(dir, "port", port, sizeof(port));
-        /* not a port name of ch4:tcp's, then the right one with one bit of
-         * its secret (the last bytes of the address) changed */
-        bad_connect("a malformed port name", "tag#0$connentry#0011$");
-        snprintf(bad, sizeof(bad), "%s", port);
-        char *end = strrchr(bad, '$');
-        if (end && end > bad + 1)
-            end[-1] = end[-1] == '0' ? '1' : '0';
-        bad_connect("a wrong secret", bad);
-        err = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
-    }
-    if (err != MPI_SUCCESS) {
-        MMC_ERR("rank %d: %s failed\n", rank, server ? "accept" : "connect");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    exchange(inter, server);
-    mmc_merged_check(inter, !server);
-    MPI_Comm_disconnect(&inter);
-    if (rank == 0)
-        printf("%s: joined, checked messages both ways, merged ring and allreduce\n",
-               server ? "server" : "client");
-    if (server) {
+        join(port, 1, 1);
+        if (replay)
+            join(port, 1, 2);
         if (rank == 0) {
             MPI_Close_port(port);
-            put_file(dir, "closed", "1");
+            if (named && MPI_Unpublish_name(SERVICE, MPI_INFO_NULL, port) != MPI_SUCCESS)
+                MMC_ERR("MPI_Unpublish_name failed\n");
+            else if (!named)
+                put_file(dir, "closed", "1");
         }
-    } else {
-        if (rank == 0)
-            get_file(dir, "closed", bad, sizeof(bad));
-        bad_connect("a closed port", port);
+        return mmc_finish();
     }
+
+    if (replay && rank == 1) {
+        char c;
+        if (pipe(pipes[0]) || pipe(pipes[1]) || pipe(pipes[2]))
+            MMC_ERR("pipe failed\n");
+        if ((pid = fork()) == 0)
+            stranger(pipes[0][1], pipes[1][0], pipes[2][1]);
+        if (read(pipes[0][0], &c, 1) != 1)
+            MMC_ERR("the stranger did not start\n");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);        /* the stranger listens before the root connects */
+    if (rank == 0 && named)
+        lookup(port, 1);
+    else if (rank == 0)
+        get_file(dir, "port", port, sizeof(port));
+    /* not a port name of ch4:tcp's, then the right one with one bit of its
+     * secret (the last bytes of the address) changed */
+    bad_connect("a malformed port name", "tag#0$connentry#0011$");
+    snprintf(bad, sizeof(bad), "%s", port);
+    char *end = strrchr(bad, '$');
+    if (end && end > bad + 1)
+        end[-1] = end[-1] == '0' ? '1' : '0';
+    bad_connect("a wrong secret", bad);
+    join(port, 0, 1);
+    if (replay) {
+        /* the server waits in its second accept while the stranger replays */
+        if (rank == 1) {
+            int e = 1;
+            if (write(pipes[1][1], "g", 1) != 1 || read(pipes[2][0], &e, sizeof(e)) != sizeof(e))
+                MMC_ERR("the stranger died\n");
+            else if (e)
+                MMC_ERR("the stranger got something\n");
+            waitpid(pid, NULL, 0);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        join(port, 0, 2);
+    }
+    if (rank == 0 && named)
+        lookup(bad, 0);
+    else if (rank == 0)
+        get_file(dir, "closed", bad, sizeof(bad));
+    bad_connect("a closed port", port);
     return mmc_finish();
 }

@@ -1,7 +1,8 @@
 /*
  * Raw-socket helpers for the ch4:tcp tests that play a stranger at a rank's
- * port: connect, expect the rank's challenge, and see what else (if
- * anything) the rank sends before it closes the connection.
+ * port: capture a handshake between two processes, connect, expect the
+ * rank's challenge, and see what else (if anything) the rank sends before it
+ * closes the connection.
  */
 #ifndef TCP_RAW_H_INCLUDED
 #define TCP_RAW_H_INCLUDED
@@ -10,6 +11,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/if_ether.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
+#include <netpacket/packet.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,6 +129,78 @@ static inline size_t raw_frame(uint8_t * frame, uint8_t op, size_t body, uint8_t
     memset(frame + MPIDI_TCP_HDR_SIZE, fill, body);
     MPIDI_TCP_put32(frame + MPIDI_TCP_HDR_SIZE, MPIDI_TCP_MAGIC);
     return MPIDI_TCP_HDR_SIZE + body;
+}
+
+#define RAW_FLOWS 8
+
+/* On a packet socket (AF_PACKET, SOCK_DGRAM, ETH_P_ALL: it needs
+ * CAP_NET_RAW), the initiator's bytes of the first connection seen from or
+ * to this host that starts with a frame of opcode op and carries want bytes
+ * (in order; a veth loses nothing), and where it went; 0 after 30 s without.
+ * Several are followed at once: a connection that loses a simultaneous
+ * connect carries nothing after its hello. */
+static inline long raw_capture(int sock, uint8_t op, uint8_t * out, size_t want, char *dst_ip,
+                               int *dst_port)
+{
+    static struct {
+        uint32_t saddr, daddr, next;
+        uint16_t sport, dport;
+        size_t have;
+        uint8_t buf[256];
+    } f[RAW_FLOWS];
+    int nflows = 0;
+    double end = raw_now() + 30;
+
+    if (want > sizeof(f[0].buf))
+        return -1;
+    while (raw_now() < end) {
+        uint8_t pkt[65536];
+        struct pollfd p = {.fd = sock,.events = POLLIN };
+        if (poll(&p, 1, 1000) <= 0)
+            continue;
+        struct sockaddr_ll from;
+        socklen_t flen = sizeof(from);
+        ssize_t n = recvfrom(sock, pkt, sizeof(pkt), 0, (struct sockaddr *) &from, &flen);
+        if (n < (ssize_t) sizeof(struct iphdr) || from.sll_protocol != htons(ETH_P_IP))
+            continue;
+        struct iphdr *iph = (struct iphdr *) pkt;
+        if (iph->protocol != IPPROTO_TCP)
+            continue;
+        struct tcphdr *th = (struct tcphdr *) (pkt + iph->ihl * 4);
+        size_t off = iph->ihl * 4 + th->doff * 4, len = ntohs(iph->tot_len) - off;
+        uint8_t *data = pkt + off;
+        int i;
+        if (len == 0)
+            continue;
+        for (i = 0; i < nflows; i++)
+            if (f[i].saddr == iph->saddr && f[i].sport == th->source)
+                break;
+        if (i == nflows) {
+            if (nflows == RAW_FLOWS || len < 2 || data[0] != MPIDI_TCP_PROTO_VERSION ||
+                data[1] != op)
+                continue;
+            f[i].saddr = iph->saddr;
+            f[i].sport = th->source;
+            f[i].daddr = iph->daddr;
+            f[i].dport = th->dest;
+            f[i].next = ntohl(th->seq);
+            f[i].have = 0;
+            nflows++;
+        }
+        if (ntohl(th->seq) != f[i].next)
+            continue;
+        len = len < want - f[i].have ? len : want - f[i].have;
+        memcpy(f[i].buf + f[i].have, data, len);
+        f[i].have += len;
+        f[i].next += (uint32_t) len;
+        if (f[i].have == want) {
+            memcpy(out, f[i].buf, want);
+            inet_ntop(AF_INET, &f[i].daddr, dst_ip, 64);
+            *dst_port = ntohs(f[i].dport);
+            return (long) want;
+        }
+    }
+    return 0;
 }
 
 #endif /* TCP_RAW_H_INCLUDED */

@@ -4,8 +4,14 @@
  * on each host (the "host" info key); every parent and child exchange
  * checked messages over the intercommunicator, then over the merged one
  * a ring and an allreduce; all disconnect, the children finalize first.
+ *
+ * tcp_spawn kill: the parents spawn one child on the second host, exchange a
+ * checked round with it, and the child kills itself (SIGKILL); a receive
+ * from it must fail in each parent, within 30 s, and the parents go on
+ * (run it with mpiexec -disable-auto-cleanup).
  */
 #include "mmc_test.h"
+#include <signal.h>
 
 #define TAG 17
 
@@ -28,6 +34,48 @@ static void exchange(MPI_Comm inter, int round)
     }
 }
 
+/* A child that dies after the spawn fails what depends on it, nothing else. */
+static int spawn_kill(char *cmd)
+{
+    MPI_Comm inter;
+    MPI_Info info;
+    int errs[1], cls, len;
+    char *args[] = { "1", "kill", NULL }, msg[16 * MPI_MAX_ERROR_STRING], c;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", "mmc-h2");
+    int err = MPI_Comm_spawn(cmd, args, 1, info, 0, MPI_COMM_WORLD, &inter, errs);
+    MPI_Info_free(&info);
+    if (err != MPI_SUCCESS || errs[0] != MPI_SUCCESS) {
+        MMC_ERR("rank %d: MPI_Comm_spawn failed\n", rank);
+        return mmc_finish();
+    }
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    exchange(inter, 1);
+    double t0 = MPI_Wtime();
+    err = MPI_Recv(&c, 1, MPI_CHAR, 0, 99, inter, MPI_STATUS_IGNORE);
+    double t = MPI_Wtime() - t0;
+    if (err == MPI_SUCCESS) {
+        MMC_ERR("rank %d: a receive from the killed child succeeded\n", rank);
+    } else {
+        MPI_Error_class(err, &cls);
+        MPI_Error_string(err, msg, &len);
+        if (t > 30)
+            MMC_ERR("rank %d: the receive from the killed child failed only after %.1f s\n",
+                    rank, t);
+        printf("rank %d: receive from the killed child failed after %.1f s (class %d): %s\n",
+               rank, t, cls, msg);
+    }
+    /* the parents' own world is whole */
+    int other = 1 - rank;
+    unsigned char out[5000], in[5000];
+    mmc_fill(out, sizeof(out), 5, rank);
+    MPI_Sendrecv(out, sizeof(out), MPI_BYTE, other, 5, in, sizeof(in), MPI_BYTE, other, 5,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    mmc_check(in, sizeof(in), 5, other, "world after the child died");
+    return mmc_finish();
+}
+
 int main(int argc, char **argv)
 {
     MPI_Comm parent, inter;
@@ -40,6 +88,8 @@ int main(int argc, char **argv)
         /* a child: rounds as its parents do */
         int round = argc > 1 ? atoi(argv[1]) : 0;
         exchange(parent, round);
+        if (argc > 2 && strcmp(argv[2], "kill") == 0)
+            raise(SIGKILL);
         mmc_merged_check(parent, 1);
         MPI_Comm_disconnect(&parent);
         MPI_Finalize();
@@ -47,6 +97,8 @@ int main(int argc, char **argv)
     }
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (argc > 1 && strcmp(argv[1], "kill") == 0)
+        return spawn_kill(argv[0]);
     char *args1[] = { "1", NULL };
     int err = MPI_Comm_spawn(argv[0], args1, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
     if (err != MPI_SUCCESS || errs[0] != MPI_SUCCESS) {

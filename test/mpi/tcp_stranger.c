@@ -25,10 +25,6 @@
  */
 #include "mmc_test.h"
 #include "tcp_raw.h"
-#include <linux/if_ether.h>
-#include <netinet/ip.h>
-#include <netinet/tcp.h>
-#include <netpacket/packet.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -51,75 +47,6 @@ static void exchange(int from, int to, int tag, size_t size)
 }
 
 /* ------------------------------------------------------------ impostor */
-
-#define FLOWS 8
-
-/* The initiator's bytes of the first connection seen from or to this host
- * that starts with a HELLO and carries want bytes (in order; a veth loses
- * nothing), and where it went.  Several are followed at once: a connection
- * that loses a simultaneous connect carries nothing after its HELLO. */
-static long capture(int sock, uint8_t * out, size_t want, char *dst_ip, int *dst_port)
-{
-    static struct {
-        uint32_t saddr, daddr, next;
-        uint16_t sport, dport;
-        size_t have;
-        uint8_t buf[256];
-    } f[FLOWS];
-    int nflows = 0;
-    double end = raw_now() + 30;
-
-    if (want > sizeof(f[0].buf))
-        return -1;
-    while (raw_now() < end) {
-        uint8_t pkt[65536];
-        struct pollfd p = {.fd = sock,.events = POLLIN };
-        if (poll(&p, 1, 1000) <= 0)
-            continue;
-        struct sockaddr_ll from;
-        socklen_t flen = sizeof(from);
-        ssize_t n = recvfrom(sock, pkt, sizeof(pkt), 0, (struct sockaddr *) &from, &flen);
-        if (n < (ssize_t) sizeof(struct iphdr) || from.sll_protocol != htons(ETH_P_IP))
-            continue;
-        struct iphdr *iph = (struct iphdr *) pkt;
-        if (iph->protocol != IPPROTO_TCP)
-            continue;
-        struct tcphdr *th = (struct tcphdr *) (pkt + iph->ihl * 4);
-        size_t off = iph->ihl * 4 + th->doff * 4, len = ntohs(iph->tot_len) - off;
-        uint8_t *data = pkt + off;
-        int i;
-        if (len == 0)
-            continue;
-        for (i = 0; i < nflows; i++)
-            if (f[i].saddr == iph->saddr && f[i].sport == th->source)
-                break;
-        if (i == nflows) {
-            if (nflows == FLOWS || len < 2 || data[0] != MPIDI_TCP_PROTO_VERSION ||
-                data[1] != MPIDI_TCP_OP_HELLO)
-                continue;
-            f[i].saddr = iph->saddr;
-            f[i].sport = th->source;
-            f[i].daddr = iph->daddr;
-            f[i].dport = th->dest;
-            f[i].next = ntohl(th->seq);
-            f[i].have = 0;
-            nflows++;
-        }
-        if (ntohl(th->seq) != f[i].next)
-            continue;
-        len = len < want - f[i].have ? len : want - f[i].have;
-        memcpy(f[i].buf + f[i].have, data, len);
-        f[i].have += len;
-        f[i].next += (uint32_t) len;
-        if (f[i].have == want) {
-            memcpy(out, f[i].buf, want);
-            inet_ntop(AF_INET, &f[i].daddr, dst_ip, 64);
-            *dst_port = ntohs(f[i].dport);
-            return (long) want;
-        }
-    }
-    return 0;
-}
 
 /* One attempt: connect, expect the challenge, send what, then expect nothing
  * but the close. */
@@ -170,7 +97,8 @@ static int impostor(int ready_fd, const char *ip0)
     /* a HELLO, then the first message's headers */
     char dst[64];
     int dst_port = 0;
-    long got = capture(sock, cap, hello_len + MPIDI_TCP_HDR_SIZE + 48, dst, &dst_port);
+    long got = raw_capture(sock, MPIDI_TCP_OP_HELLO, cap, hello_len + MPIDI_TCP_HDR_SIZE + 48, dst,
+                           &dst_port);
     close(sock);
     if (got < (long) hello_len + MPIDI_TCP_HDR_SIZE) {
         fprintf(stderr, "stranger: captured %ld bytes of a handshake\n", got);

@@ -1,10 +1,11 @@
 /*
  * mpich-multichannel: dynamic processes on ch4:tcp (doc/tcp-dynamic.md).
  *
- * MPICH's generic code does spawn, connect, accept and join over four netmod
- * entries (4.x): a process's upid (tcp_proto.h: address and X25519 public
+ * MPICH's generic code does spawn, connect, accept and join over a few
+ * netmod entries: a process's upid (tcp_proto.h: address and X25519 public
  * key, nothing secret), upids to ch4's addresses, and a blocking send and
- * receive by tag between the two roots.  Trust comes from the port name: a
+ * receive by tag between the two roots (on 5.0 the CONNECT, then an
+ * exchange of their groups both ways).  Trust comes from the port name: a
  * port is a tag and a fresh 256-bit secret, both in the name
  * (MPIDI_TCP_port_open, called by MPI_Open_port through the overlay), so
  * only a process that was told the name can connect (PORT_HELLO), and the
@@ -16,9 +17,9 @@
  * The rules of the roots' messages (tags are small per-process numbers that
  * a stranger could guess, the secret is not): a CONNECT only to a port open
  * here, with the secret's MAC, at most MPIDI_TCP_PORT_QUEUE_MAX waiting per
- * port; a REPLY or REFUSED only from the process we sent a CONNECT to on
+ * port; one REPLY or REFUSED only from the process we sent a CONNECT to on
  * that tag; a REPLY only to the process whose CONNECT we received, and only
- * naming itself.
+ * naming itself; DATA only between the two, with the MAC, 64 MiB at most.
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
@@ -47,6 +48,8 @@ typedef struct MPIDI_TCP_link {
     uint32_t tag;
     link_kind_t kind;
     int err;                    /* the port refused us before a connection was made */
+    int answered;               /* DIALED: its one REPLY or REFUSED has come */
+    size_t rx_data;             /* bytes of the roots' exchange (DATA) received on it */
     uint8_t secret[MPIDI_TCP_SECRET_SIZE];
 } MPIDI_TCP_link_t;
 
@@ -98,12 +101,33 @@ static MPIDI_TCP_link_t *link_add(int peer, uint32_t tag, link_kind_t kind,
     return l;
 }
 
+#define KIND(k_) (1u << (k_))
+#define ANSWERS (KIND(MPIDI_TCP_DYN_REPLY) | KIND(MPIDI_TCP_DYN_REFUSED))
+
+/* The oldest message on tag of one of kinds (a bit per kind), from peer (-1:
+ * any).  Kinds matter: a peer's port may have the tag of one of ours. */
+static MPIDI_TCP_dmsg_t *dmsg_take(int peer, uint32_t tag, unsigned kinds)
+{
+    for (MPIDI_TCP_dmsg_t ** q = &MPIDI_TCP_global.dmsgs; *q; q = &(*q)->next) {
+        MPIDI_TCP_dmsg_t *d = *q;
+        if (d->tag == tag && (kinds & KIND(d->kind)) && (peer < 0 || d->peer == peer)) {
+            *q = d->next;
+            return d;
+        }
+    }
+    return NULL;
+}
+
+/* The link goes, and with it what its peer sent of an exchange nobody takes. */
 static void link_free(MPIDI_TCP_link_t * l)
 {
     MPIDI_TCP_link_t **p = &MPIDI_TCP_global.links;
+    MPIDI_TCP_dmsg_t *d;
     while (*p != l)
         p = &(*p)->next;
     *p = l->next;
+    while ((d = dmsg_take(l->peer, l->tag, KIND(MPIDI_TCP_DYN_DATA))) != NULL)
+        MPL_free(d);
     MPIDI_TCP_auth_wipe(l, sizeof(*l));
     MPL_free(l);
 }
@@ -153,13 +177,21 @@ int MPIDI_TCP_port_admit(uint32_t tag, const uint8_t ** secret)
 
 /* ---- peers: a process by its upid ---- */
 
-/* A peer whose upid is this one; -1 when none is known. */
+/* A peer whose upid is this one; -1 when none is known.  The address is
+ * compared first: it tells processes apart but for a forged upid, which the
+ * key then refuses. */
 int MPIDI_TCP_peer_of_upid(const uint8_t * upid)
 {
-    uint8_t u[MPIDI_TCP_UPID_SIZE];
-    for (int i = 0; i < MPIDI_TCP_global.n_peers; i++) {
-        MPIDI_TCP_upid_of(i, u);
-        if (memcmp(u, upid, sizeof(u)) == 0)
+    const MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    MPIDI_TCP_upid_t u;
+
+    if (MPIDI_TCP_upid_decode(upid, MPIDI_TCP_UPID_SIZE, MPICH_NUMVERSION, &u) !=
+        MPIDI_TCP_HDR_OK)
+        return -1;
+    for (int i = 0; i < g->n_peers; i++) {
+        const MPIDI_TCP_card_t *c = &g->cards[i];
+        if (c->addr.port == u.port && memcmp(&c->addr.ip, &u.ip, sizeof(u.ip)) == 0 &&
+            c->eager_max == u.eager_max && memcmp(c->pk, u.pk, sizeof(u.pk)) == 0)
             return i;
     }
     return -1;
@@ -295,18 +327,17 @@ void MPIDI_TCP_port_close(int tag)
 {
     MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
     MPIDI_TCP_port_t **pp = &g->ports, *p;
+    MPIDI_TCP_dmsg_t *d;
 
     while (*pp && (*pp)->tag != (uint32_t) tag)
         pp = &(*pp)->next;
     if ((p = *pp) == NULL)
         return;
     *pp = p->next;
-    for (MPIDI_TCP_dmsg_t ** q = &g->dmsgs, *d; (d = *q) != NULL;) {
-        if (d->tag != p->tag || d->kind != MPIDI_TCP_DYN_CONNECT) {
-            q = &d->next;
-            continue;
-        }
-        *q = d->next;
+    while ((d = dmsg_take(-1, p->tag, KIND(MPIDI_TCP_DYN_CONNECT))) != NULL) {
+        MPIDI_TCP_link_t *l = link_find(d->peer, d->tag, LINK_OWED);
+        if (l)
+            link_free(l);
         MPIDI_TCP_dyn_msg_t m = {.tag = d->tag, .kind = MPIDI_TCP_DYN_REFUSED };
         if (g->vc[d->peer] && g->vc[d->peer]->state == MPIDI_TCP_CONN_ESTABLISHED)
             send_dmsg(g->vc[d->peer], &m, NULL);
@@ -346,16 +377,32 @@ int MPIDI_TCP_dyn_rx(MPIDI_TCP_conn_t * c, const uint8_t * body, size_t len)
             refuse_connect(c, m.tag, "a connect to a port with 64 connects waiting");
             return MPI_SUCCESS;
         }
+        /* owed from now: on 5.0 the connector's exchange follows at once */
+        if (!link_add(c->peer, m.tag, LINK_OWED, p->secret))
+            return MPIDI_TCP_protocol_error(c, "out of memory for a dynamic-process message");
         p->n_queued++;
-    } else {
+    } else if (m.kind == MPIDI_TCP_DYN_DATA) {
+        /* between the roots of a connect, after the CONNECT (5.0) */
         MPIDI_TCP_link_t *l = link_find(c->peer, m.tag, LINK_DIALED);
         if (l == NULL)
+            l = link_find(c->peer, m.tag, LINK_OWED);
+        if (l == NULL || m.len == 0 ||
+            MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l, c->nonce_i))
+            return MPIDI_TCP_protocol_error(c, "a piece of an exchange without a connect, "
+                                            "empty, or without the port's secret");
+        l->rx_data += m.len;
+        if (l->rx_data > 2 * sizeof(int) + MPIDI_TCP_DYN_XCHG_MAX)
+            return MPIDI_TCP_protocol_error(c, "an exchange above 64 MiB");
+    } else {
+        MPIDI_TCP_link_t *l = link_find(c->peer, m.tag, LINK_DIALED);
+        if (l == NULL || l->answered)
             return MPIDI_TCP_protocol_error(c, "an answer to a connect this process did "
-                                            "not send");
+                                            "not send, or a second one");
         if (m.kind == MPIDI_TCP_DYN_REPLY &&
             MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l, c->nonce_i))
             return MPIDI_TCP_protocol_error(c, "an answer to a connect without the port's "
                                             "secret");
+        l->answered = 1;
     }
     MPIDI_TCP_dmsg_t *d = MPL_malloc(sizeof(*d), MPL_MEM_BUFFER);
     if (d == NULL)
@@ -392,6 +439,35 @@ static int wait_once(double deadline, int tag)
     return mpi_errno;
 }
 
+/* The proven connection to a link's peer, once there is one. */
+static int link_conn(MPIDI_TCP_link_t * l, double deadline, MPIDI_TCP_conn_t ** c)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+
+    for (;;) {
+        MPIR_ERR_CHKANDJUMP1(l->err, mpi_errno, MPI_ERR_PORT, "**tcp_port_closed",
+                             "**tcp_port_closed %d", (int) l->tag);
+        if (g->dead_err[l->peer]) {
+            mpi_errno = as_port_error(g->dead_err[l->peer], (int) l->tag);
+            goto fn_fail;
+        }
+        mpi_errno = MPIDI_TCP_conn_get(l->peer, c);
+        if (mpi_errno) {
+            mpi_errno = as_port_error(mpi_errno, (int) l->tag);
+            goto fn_fail;
+        }
+        if ((*c)->state == MPIDI_TCP_CONN_ESTABLISHED)
+            break;
+        mpi_errno = wait_once(deadline, (int) l->tag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 /* The blocking send between the roots of a connect (ch4's dynamic_send,
  * tcp_world.c): the connector's
  * CONNECT (its context id and upid) or the acceptor's REPLY (its context id),
@@ -399,7 +475,6 @@ static int wait_once(double deadline, int tag)
 int MPIDI_TCP_dyn_send(int peer, int tag, const void *buf, int size, int timeout)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
     double deadline = deadline_of(timeout);
     MPIDI_TCP_link_t *l = NULL;
     MPIDI_TCP_conn_t *c = NULL;
@@ -415,23 +490,8 @@ int MPIDI_TCP_dyn_send(int peer, int tag, const void *buf, int size, int timeout
     /* an acceptor answers only the process whose connect it took */
     MPIR_ERR_CHKANDJUMP1(l == NULL, mpi_errno, MPI_ERR_PORT, "**tcp_port_nolink",
                          "**tcp_port_nolink %d", tag);
-    for (;;) {
-        MPIR_ERR_CHKANDJUMP1(l->err, mpi_errno, MPI_ERR_PORT, "**tcp_port_closed",
-                             "**tcp_port_closed %d", tag);
-        if (g->dead_err[peer]) {
-            mpi_errno = as_port_error(g->dead_err[peer], tag);
-            goto fn_fail;
-        }
-        mpi_errno = MPIDI_TCP_conn_get(peer, &c);
-        if (mpi_errno) {
-            mpi_errno = as_port_error(mpi_errno, tag);
-            goto fn_fail;
-        }
-        if (c->state == MPIDI_TCP_CONN_ESTABLISHED)
-            break;
-        mpi_errno = wait_once(deadline, tag);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
+    mpi_errno = link_conn(l, deadline, &c);
+    MPIR_ERR_CHECK(mpi_errno);
     MPIDI_TCP_dyn_msg_t m = {.tag = (uint32_t) tag, .kind = (uint8_t) kind,
         .len = (uint16_t) size
     };
@@ -444,23 +504,11 @@ int MPIDI_TCP_dyn_send(int peer, int tag, const void *buf, int size, int timeout
   fn_exit:
     return mpi_errno;
   fn_fail:
-    if (l && kind == MPIDI_TCP_DYN_CONNECT)
+    if (l)
         link_free(l);
     if (peer >= 0)
         MPIDI_TCP_dyn_unplace(peer);
     goto fn_exit;
-}
-
-static MPIDI_TCP_dmsg_t *dmsg_take(uint32_t tag)
-{
-    for (MPIDI_TCP_dmsg_t ** q = &MPIDI_TCP_global.dmsgs; *q; q = &(*q)->next) {
-        if ((*q)->tag == tag) {
-            MPIDI_TCP_dmsg_t *d = *q;
-            *q = d->next;
-            return d;
-        }
-    }
-    return NULL;
 }
 
 /* The blocking receive between the roots, by tag alone (ch4's
@@ -476,8 +524,11 @@ int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout)
     MPIDI_TCP_dmsg_t *d;
     MPIDI_TCP_link_t *dial;
 
-    while ((d = dmsg_take((uint32_t) tag)) == NULL) {
+    for (;;) {
         dial = link_find(-1, (uint32_t) tag, LINK_DIALED);
+        if ((d = dmsg_take(-1, (uint32_t) tag,
+                           dial ? ANSWERS : KIND(MPIDI_TCP_DYN_CONNECT))) != NULL)
+            break;
         /* an accept on a port not open here: nothing could ever come */
         MPIR_ERR_CHKANDJUMP1(!dial && !port_find((uint32_t) tag), mpi_errno, MPI_ERR_PORT,
                              "**tcp_port_closed", "**tcp_port_closed %d", tag);
@@ -499,8 +550,6 @@ int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout)
             p->n_queued--;
         MPIR_ERR_CHKANDJUMP1(p == NULL, mpi_errno, MPI_ERR_PORT, "**tcp_port_closed",
                              "**tcp_port_closed %d", tag);
-        MPIR_ERR_CHKANDJUMP(!link_add(d->peer, d->tag, LINK_OWED, p->secret), mpi_errno,
-                            MPI_ERR_OTHER, "**nomem");
     } else {
         MPIDI_TCP_link_t *l = link_find(d->peer, d->tag, LINK_DIALED);
         if (l)
@@ -516,6 +565,69 @@ int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout)
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* 5.0's exchange between the roots of a connect after its CONNECT (ch4's
+ * dynamic_sendrecv, tcp_world.c): send_size bytes in DATA pieces each way,
+ * recv_size bytes received, as much as the other root sends. */
+int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_size,
+                           void *recv_buf, int recv_size, int timeout)
+{
+    int mpi_errno = MPI_SUCCESS;
+    double deadline = deadline_of(timeout);
+    MPIDI_TCP_conn_t *c = NULL;
+    MPIDI_TCP_link_t *l = NULL;
+    int got = 0;
+
+    if (peer >= 0 && (l = link_find(peer, (uint32_t) tag, LINK_DIALED)) == NULL)
+        l = link_find(peer, (uint32_t) tag, LINK_OWED);
+    MPIR_ERR_CHKANDJUMP1(l == NULL || send_size < 0 || recv_size < 0, mpi_errno, MPI_ERR_PORT,
+                         "**tcp_port_nolink", "**tcp_port_nolink %d", tag);
+    mpi_errno = link_conn(l, deadline, &c);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int off = 0; off < send_size; off += MPIDI_TCP_DYN_DATA_MAX) {
+        MPIDI_TCP_dyn_msg_t m = {.tag = (uint32_t) tag, .kind = MPIDI_TCP_DYN_DATA,
+            .len = (uint16_t) MPL_MIN(send_size - off, MPIDI_TCP_DYN_DATA_MAX)
+        };
+        memcpy(m.data, (const uint8_t *) send_buf + off, m.len);
+        send_dmsg(c, &m, l->secret);
+    }
+    while (got < recv_size) {
+        MPIDI_TCP_dmsg_t *d = dmsg_take(peer, (uint32_t) tag, KIND(MPIDI_TCP_DYN_DATA));
+        if (d == NULL) {
+            /* the only answer to a connect here: the port closed before its accept */
+            MPIR_ERR_CHKANDJUMP1(l->answered, mpi_errno, MPI_ERR_PORT, "**tcp_port_refused",
+                                 "**tcp_port_refused %d", tag);
+            if (MPIDI_TCP_global.dead_err[peer])
+                mpi_errno = as_port_error(MPIDI_TCP_global.dead_err[peer], tag);
+            else
+                mpi_errno = wait_once(deadline, tag);
+            MPIR_ERR_CHECK(mpi_errno);
+            continue;
+        }
+        int fits = d->len <= recv_size - got;
+        if (fits)
+            memcpy((uint8_t *) recv_buf + got, d->data, d->len);
+        got += d->len;
+        MPL_free(d);
+        MPIR_ERR_CHKANDJUMP1(!fits, mpi_errno, MPI_ERR_PORT, "**tcp_port_size",
+                             "**tcp_port_size %d", tag);
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* ch4 is done with the roots' link to peer on tag (5.0, through the overlay:
+ * its connect or accept ended, well or not). */
+void MPIDI_TCP_dyn_done(int peer, int tag)
+{
+    MPIDI_TCP_link_t *l;
+    while (peer >= 0 && ((l = link_find(peer, (uint32_t) tag, LINK_DIALED)) ||
+                         (l = link_find(peer, (uint32_t) tag, LINK_OWED)) ||
+                         (l = link_find(peer, (uint32_t) tag, LINK_NAMED))))
+        link_free(l);
 }
 
 void MPIDI_TCP_dyn_finalize(void)

@@ -56,17 +56,6 @@ int MPIDI_TCP_mpi_comm_free_hook(MPIR_Comm * comm)
     return MPI_SUCCESS;
 }
 
-/* What ch4:tcp does not serve of dynamic processes (MPICH 5.0's, which
- * reach it through the entries of tcp_world.c and, for MPI_Open_port,
- * through the overlay) answers with an error the user's handler sees,
- * never an assertion. */
-int MPIDI_TCP_no_dynamic_processes(void)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_ERR_SET(mpi_errno, MPI_ERR_UNSUPPORTED_OPERATION, "**tcp_nodynamic");
-    return mpi_errno;
-}
-
 int MPIDI_TCP_mpi_win_create_hook(MPIR_Win * win)
 {
     return MPI_SUCCESS;

@@ -27,13 +27,13 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
 int MPIDI_TCP_progress(int *made_progress);
 /* the netmod API's init_vcis (MPICH 4.1+; declared here for 4.0, which has no such entry) */
 int MPIDI_TCP_init_vcis(int num_vcis, int *num_vcis_actual);
-/* the error of the dynamic-process entries ch4:tcp does not serve (5.0's,
- * MPI_Open_port's through the overlay) */
-int MPIDI_TCP_no_dynamic_processes(void);
-/* MPI_Open_port and MPI_Close_port (4.x, through the overlay): a port's
- * secret, appended to the upid in its name */
+/* MPI_Open_port and MPI_Close_port (through the overlay): a port's secret,
+ * appended to the upid in its name */
 int MPIDI_TCP_port_open(int tag, char **addrname, int *addrname_size);
 void MPIDI_TCP_port_close(int tag);
+/* 5.0's connect or accept on tag with the process of a dynamic lpid (an
+ * MPIR_Lpid) is over, through the overlay */
+void MPIDI_TCP_dynamic_done(int64_t remote_lpid, int tag);
 /* MPIDIG calls it when a receive matches an unexpected message ch4:tcp holds */
 int MPIDI_TCP_unexp_matched(MPIR_Request * rreq);
 

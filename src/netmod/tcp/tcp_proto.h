@@ -33,7 +33,8 @@
  *   DYN_HELLO  initiator -> a process of the other job: magic, upid[48],
  *              pk[32] (the listener's, as known), nonce_i[32], mac[32]
  *   DYN_ACK, DYN_NAK, DYN_DEAD   the listener's verdict: mac[32]
- *   DYN_MSG    on an established connection, ch4's dynamic_send: tag, kind,
+ *   DYN_MSG    on an established connection, ch4's dynamic_send (and a
+ *              piece of 5.0's dynamic_sendrecv): tag, kind,
  *              0, len (u16), data[len], mac[32] (under the port's secret,
  *              bound to the connection's two nonces); the only control
  *              body whose size varies, 40 to 40 + MPIDI_TCP_DYN_DATA_MAX
@@ -71,7 +72,8 @@
  * the port's tag, its secret (MPI_Open_port, tcp_dynamic.c) */
 #define MPIDI_TCP_PORT_REC_SIZE (8 + MPIDI_TCP_SECRET_SIZE)
 /* ch4's dynamic_send carries at most a context id, a length and an address
- * of MPI_MAX_PORT_NAME (256) bytes (ch4_spawn.c, 4.x and 5.0) */
+ * of MPI_MAX_PORT_NAME (256) bytes (ch4_spawn.c, 4.x and 5.0); more (5.0's
+ * dynamic_sendrecv) goes in pieces of this size */
 #define MPIDI_TCP_DYN_DATA_MAX  264
 #define MPIDI_TCP_DYN_MSG_MIN   (8 + MPIDI_TCP_MAC_SIZE)
 /* the largest handshake body (DYN_MSG is no handshake message) */
@@ -153,13 +155,19 @@ typedef struct {
 } MPIDI_TCP_dyn_hello_t;
 
 /* what a DYN_MSG is: a port's connect carries the connector's upid, the
- * owner's reply its context id (ch4_spawn.c) */
+ * owner's reply its context id (ch4_spawn.c, 4.x); on 5.0 the roots then
+ * exchange their groups (ch4_comm.c) in DATA pieces */
 typedef enum {
     MPIDI_TCP_DYN_CONNECT = 1,  /* to the owner of port tag */
     MPIDI_TCP_DYN_REPLY,        /* the owner's answer to a CONNECT on tag */
     MPIDI_TCP_DYN_REFUSED,      /* the owner's refusal: port closed, or too many connects queued */
+    MPIDI_TCP_DYN_DATA,         /* a piece of the roots' exchange after a CONNECT on tag */
     MPIDI_TCP_DYN_KIND_MAX
 } MPIDI_TCP_dyn_kind_t;
+
+/* the most the roots' exchange of 5.0 carries each way: a million processes
+ * at 48 bytes of upid and 16 of the rest each */
+#define MPIDI_TCP_DYN_XCHG_MAX  (64 << 20)
 
 typedef struct {
     uint32_t tag;

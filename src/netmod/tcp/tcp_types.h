@@ -291,6 +291,9 @@ int MPIDI_TCP_dyn_peer_add(const uint8_t * upid, size_t len, int *peer);
 int MPIDI_TCP_port_named(int peer, const uint8_t * rec);
 int MPIDI_TCP_dyn_send(int peer, int tag, const void *buf, int size, int timeout);
 int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout);
+int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_size,
+                           void *recv_buf, int recv_size, int timeout);
+void MPIDI_TCP_dyn_done(int peer, int tag);
 void MPIDI_TCP_dyn_finalize(void);
 
 /* tcp_verify.c */

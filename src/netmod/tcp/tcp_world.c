@@ -210,16 +210,34 @@ void MPIDI_TCP_dyn_unplace(int peer)
 {
 }
 
-/* the roots' messages of 5.0's connect and accept: not yet (doc/tcp-dynamic.md) */
+/* the peer of a process ch4 named (its entry may be a dynamic one, which
+ * ch4's fast lookup does not serve) */
+static int lpid_peer(MPIR_Lpid lpid)
+{
+    return MPIDIU_lpid_to_av_slow(lpid)->netmod.tcp.peer_plus1 - 1;
+}
+
+/* ch4's blocking send and receive between the roots of a connect
+ * (tcp_dynamic.c).  A connect that fails here leaves the dynamic entry of
+ * its port, which 5.0 frees only after a success and asserts on at
+ * MPI_Finalize: it goes here. */
 int MPIDI_TCP_dynamic_send(MPIR_Lpid remote_lpid, int tag, const void *buf, int size,
                            int timeout)
 {
-    return MPIDI_TCP_no_dynamic_processes();
+    int mpi_errno = MPIDI_TCP_dyn_send(lpid_peer(remote_lpid), tag, buf, size, timeout);
+    if (mpi_errno && (remote_lpid & MPIR_LPID_DYNAMIC_MASK))
+        MPIDIU_free_dynamic_lpid(remote_lpid);
+    return mpi_errno;
 }
 
 int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
 {
-    return MPIDI_TCP_no_dynamic_processes();
+    return MPIDI_TCP_dyn_recv(tag, buf, size, timeout);
+}
+
+void MPIDI_TCP_dynamic_done(int64_t remote_lpid, int tag)
+{
+    MPIDI_TCP_dyn_done(lpid_peer(remote_lpid), tag);
 }
 
 /* ch4:tcp serves one VCI on every rank (MPIDI_TCP_init_local refuses more):
@@ -244,15 +262,39 @@ static bool of_this_world(MPIR_Lpid lpid)
     return !(lpid & MPIR_LPID_DYNAMIC_MASK) && MPIR_LPID_WORLD_INDEX(lpid) == 0;
 }
 
-/* The processes of an intercommunicator's other group, as its leader named
- * them: one of this world must be the process its card describes. */
+/* A process of another world, or a connect's port (a dynamic lpid, whose
+ * upid carries the port's record), gets a peer in its entry, filled even when
+ * the upid is bad: its peer is dead with the reason. */
+static int insert_other(MPIR_Lpid lpid, const uint8_t * upid, int upid_len)
+{
+    int mpi_errno = MPI_SUCCESS, peer = -1, len = upid_len;
+    int dynamic = (lpid & MPIR_LPID_DYNAMIC_MASK) != 0;
+
+    if (dynamic && len == MPIDI_TCP_UPID_SIZE + MPIDI_TCP_PORT_REC_SIZE)
+        len = MPIDI_TCP_UPID_SIZE;
+    mpi_errno = MPIDI_TCP_dyn_peer_add(upid, MPL_MAX(len, 0), &peer);
+    if (mpi_errno == MPI_SUCCESS && len != upid_len)
+        mpi_errno = MPIDI_TCP_port_named(peer, upid + len);
+    /* a rank of this world is no process of another */
+    MPIR_ERR_CHKANDJUMP1(mpi_errno == MPI_SUCCESS && !dynamic && peer < MPIDI_TCP_global.size,
+                         mpi_errno, MPI_ERR_OTHER, "**tcp_upid_world", "**tcp_upid_world %d",
+                         peer);
+    MPIDIU_lpid_to_av_slow(lpid)->netmod.tcp.peer_plus1 = peer + 1;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* A process another process named by its upid, under the lpid ch4 gave it:
+ * one of this world must be the process its card describes. */
 int MPIDI_TCP_insert_upid(MPIR_Lpid lpid, const char *upid, int upid_len)
 {
     int mpi_errno = MPI_SUCCESS;
     uint8_t mine[MPIDI_TCP_UPID_SIZE];
 
     if (!of_this_world(lpid))
-        return MPIDI_TCP_no_dynamic_processes();
+        return insert_other(lpid, (const uint8_t *) upid, upid_len);
     MPIDI_TCP_upid_of((int) MPIR_LPID_WORLD_RANK(lpid), mine);
     MPIR_ERR_CHKANDJUMP1(upid_len != MPIDI_TCP_UPID_SIZE || memcmp(upid, mine, sizeof(mine)),
                          mpi_errno, MPI_ERR_OTHER, "**tcp_upid", "**tcp_upid %d",
@@ -263,22 +305,44 @@ int MPIDI_TCP_insert_upid(MPIR_Lpid lpid, const char *upid, int upid_len)
     goto fn_exit;
 }
 
-/* The leaders' exchange of MPI_Intercomm_create: over the peer communicator
- * both leaders are in, as any other message between two ranks of the world. */
+/* The leaders' exchange of MPI_Intercomm_create (ch4_comm.c: the size of
+ * their data, then the data).  The roots of a connect (the peer a dynamic
+ * lpid) have only their proven connection, and each piece carries the
+ * port's MAC; a size above what a million processes need is refused before
+ * ch4 allocates it.  Other leaders share a peer communicator and use it as
+ * any other message between two of its ranks. */
 int MPIDI_TCP_dynamic_sendrecv(MPIR_Lpid remote_lpid, MPIR_Comm * peer_comm, int tag,
                                const void *send_buf, int send_size, void *recv_buf,
                                int recv_size, int timeout)
 {
-    int peer = -1;
-    if (peer_comm && of_this_world(remote_lpid))
-        for (int r = 0; r < peer_comm->remote_size && peer < 0; r++)
-            if (MPIR_comm_rank_to_lpid(peer_comm, r) == remote_lpid)
-                peer = r;
-    if (peer < 0)
-        return MPIDI_TCP_no_dynamic_processes();
-    return MPIC_Sendrecv(send_buf, send_size, MPIR_BYTE_INTERNAL, peer, tag,
-                         recv_buf, recv_size, MPIR_BYTE_INTERNAL, peer, tag,
-                         peer_comm, MPI_STATUS_IGNORE, 0);
+    int mpi_errno = MPI_SUCCESS, rank = -1;
+
+    if (remote_lpid & MPIR_LPID_DYNAMIC_MASK) {
+        /* MPIR_Intercomm_create_timeout moved the port's tag into the collective space */
+        tag &= ~MPIR_TAG_COLL_BIT;
+        mpi_errno = MPIDI_TCP_dyn_sendrecv(lpid_peer(remote_lpid), tag, send_buf, send_size,
+                                           recv_buf, recv_size, timeout);
+        MPIR_ERR_CHECK(mpi_errno);
+        int size = -1;
+        if (recv_size == sizeof(int))
+            memcpy(&size, recv_buf, sizeof(int));
+        MPIR_ERR_CHKANDJUMP1(recv_size == sizeof(int) &&
+                             (size < 0 || size > MPIDI_TCP_DYN_XCHG_MAX), mpi_errno,
+                             MPI_ERR_PORT, "**tcp_port_size", "**tcp_port_size %d", tag);
+        goto fn_exit;
+    }
+    for (int r = 0; peer_comm && r < peer_comm->remote_size && rank < 0; r++)
+        if (MPIR_comm_rank_to_lpid(peer_comm, r) == remote_lpid)
+            rank = r;
+    MPIR_ERR_CHKANDJUMP1(rank < 0, mpi_errno, MPI_ERR_PORT, "**tcp_port_nolink",
+                         "**tcp_port_nolink %d", tag);
+    mpi_errno = MPIC_Sendrecv(send_buf, send_size, MPIR_BYTE_INTERNAL, rank, tag,
+                              recv_buf, recv_size, MPIR_BYTE_INTERNAL, rank, tag,
+                              peer_comm, MPI_STATUS_IGNORE, 0);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 #endif
