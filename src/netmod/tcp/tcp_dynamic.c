@@ -559,6 +559,7 @@ int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout)
         MPIR_ERR_CHKANDJUMP1(d->kind == MPIDI_TCP_DYN_REFUSED, mpi_errno, MPI_ERR_PORT,
                              "**tcp_port_refused", "**tcp_port_refused %d", tag);
     }
+    memset(buf, 0, size);
     memcpy(buf, d->data, MPL_MIN(d->len, size));
   fn_exit:
     MPL_free(d);

@@ -230,9 +230,19 @@ int MPIDI_TCP_dynamic_send(MPIR_Lpid remote_lpid, int tag, const void *buf, int 
     return mpi_errno;
 }
 
+/* 5.0's accept copies as many bytes of address as the connector's first
+ * int says (establish_peer_conn) before anything checks them: no more than
+ * the buffer holds after it. */
 int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
 {
-    return MPIDI_TCP_dyn_recv(tag, buf, size, timeout);
+    int len = -1, mpi_errno = MPIDI_TCP_dyn_recv(tag, buf, size, timeout);
+    if (mpi_errno == MPI_SUCCESS && size >= (int) sizeof(int))
+        memcpy(&len, buf, sizeof(int));
+    if (mpi_errno == MPI_SUCCESS && (len < 0 || len > size - (int) sizeof(int)))
+        mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                         MPI_ERR_PORT, "**tcp_port_size", "**tcp_port_size %d",
+                                         tag);
+    return mpi_errno;
 }
 
 void MPIDI_TCP_dynamic_done(int64_t remote_lpid, int tag)
