@@ -40,7 +40,7 @@ static int spawn_kill(char *cmd)
     MPI_Comm inter;
     MPI_Info info;
     int errs[1], cls, len;
-    char *args[] = { "1", "kill", NULL }, msg[16 * MPI_MAX_ERROR_STRING], c;
+    char *args[] = { "1", "kill", NULL }, msg[MPI_MAX_ERROR_STRING], c;
 
     MPI_Info_create(&info);
     MPI_Info_set(info, "host", "mmc-h2");

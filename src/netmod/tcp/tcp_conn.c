@@ -186,6 +186,14 @@ void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8
 
 /* The local rank's own messages go through a socketpair: one end is the
  * connection we send on, the other one we receive from. */
+static void sockaddr_of(int rank, struct sockaddr_in *sa)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    sa->sin_addr = MPIDI_TCP_ADDR(rank)->ip;
+    sa->sin_port = MPIDI_TCP_ADDR(rank)->port;
+}
+
 static int self_connect(MPIDI_TCP_conn_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -199,6 +207,9 @@ static int self_connect(MPIDI_TCP_conn_t ** out)
     MPIDI_TCP_conn_t *rx = MPIDI_TCP_conn_new(sv[1], me, MPIDI_TCP_CONN_ESTABLISHED, 0);
     MPIR_ERR_CHKANDJUMP(!tx || !rx, mpi_errno, MPI_ERR_OTHER, "**nomem");
     rx->self_rx = 1;
+    /* a warning about either end names this process's own address */
+    sockaddr_of(me, &tx->remote);
+    rx->remote = tx->remote;
     MPIDI_TCP_global.vc[me] = tx;
     *out = tx;
 
@@ -215,11 +226,7 @@ static int open_connect(MPIDI_TCP_conn_t * c, int rank)
     struct sockaddr_in sa;
     char addr[64];
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr = MPIDI_TCP_ADDR(rank)->ip;
-    sa.sin_port = MPIDI_TCP_ADDR(rank)->port;
-
+    sockaddr_of(rank, &sa);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE))
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**tcp_nofile", "**tcp_nofile %d %s",

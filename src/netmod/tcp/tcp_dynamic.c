@@ -86,6 +86,14 @@ static MPIDI_TCP_link_t *link_find(int peer, uint32_t tag, link_kind_t kind)
     return NULL;
 }
 
+/* the roots' link of a connect on 5.0: the connector's DIALED one, else
+ * the acceptor's OWED one */
+static MPIDI_TCP_link_t *roots_link(int peer, uint32_t tag)
+{
+    MPIDI_TCP_link_t *l = link_find(peer, tag, LINK_DIALED);
+    return l ? l : link_find(peer, tag, LINK_OWED);
+}
+
 static MPIDI_TCP_link_t *link_add(int peer, uint32_t tag, link_kind_t kind,
                                   const uint8_t * secret)
 {
@@ -383,9 +391,7 @@ int MPIDI_TCP_dyn_rx(MPIDI_TCP_conn_t * c, const uint8_t * body, size_t len)
         p->n_queued++;
     } else if (m.kind == MPIDI_TCP_DYN_DATA) {
         /* between the roots of a connect, after the CONNECT (5.0) */
-        MPIDI_TCP_link_t *l = link_find(c->peer, m.tag, LINK_DIALED);
-        if (l == NULL)
-            l = link_find(c->peer, m.tag, LINK_OWED);
+        MPIDI_TCP_link_t *l = roots_link(c->peer, m.tag);
         if (l == NULL || m.len == 0 ||
             MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l, c->nonce_i))
             return MPIDI_TCP_protocol_error(c, "a piece of an exchange without a connect, "
@@ -490,6 +496,11 @@ int MPIDI_TCP_dyn_send(int peer, int tag, const void *buf, int size, int timeout
     /* an acceptor answers only the process whose connect it took */
     MPIR_ERR_CHKANDJUMP1(l == NULL, mpi_errno, MPI_ERR_PORT, "**tcp_port_nolink",
                          "**tcp_port_nolink %d", tag);
+    /* a port of this very process is known closed without asking (5.0 would
+     * take the connector's own exchange for the acceptor's) */
+    MPIR_ERR_CHKANDJUMP1(kind == MPIDI_TCP_DYN_CONNECT && peer == MPIDI_TCP_global.rank &&
+                         !port_find((uint32_t) tag), mpi_errno, MPI_ERR_PORT,
+                         "**tcp_port_refused", "**tcp_port_refused %d", tag);
     mpi_errno = link_conn(l, deadline, &c);
     MPIR_ERR_CHECK(mpi_errno);
     MPIDI_TCP_dyn_msg_t m = {.tag = (uint32_t) tag, .kind = (uint8_t) kind,
@@ -580,8 +591,8 @@ int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_siz
     MPIDI_TCP_link_t *l = NULL;
     int got = 0;
 
-    if (peer >= 0 && (l = link_find(peer, (uint32_t) tag, LINK_DIALED)) == NULL)
-        l = link_find(peer, (uint32_t) tag, LINK_OWED);
+    if (peer >= 0)
+        l = roots_link(peer, (uint32_t) tag);
     MPIR_ERR_CHKANDJUMP1(l == NULL || send_size < 0 || recv_size < 0, mpi_errno, MPI_ERR_PORT,
                          "**tcp_port_nolink", "**tcp_port_nolink %d", tag);
     mpi_errno = link_conn(l, deadline, &c);
@@ -624,11 +635,11 @@ int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_siz
  * its connect or accept ended, well or not). */
 void MPIDI_TCP_dyn_done(int peer, int tag)
 {
-    MPIDI_TCP_link_t *l;
-    while (peer >= 0 && ((l = link_find(peer, (uint32_t) tag, LINK_DIALED)) ||
-                         (l = link_find(peer, (uint32_t) tag, LINK_OWED)) ||
-                         (l = link_find(peer, (uint32_t) tag, LINK_NAMED))))
-        link_free(l);
+    for (MPIDI_TCP_link_t * l = MPIDI_TCP_global.links, *next; l; l = next) {
+        next = l->next;
+        if (peer >= 0 && l->peer == peer && l->tag == (uint32_t) tag)
+            link_free(l);
+    }
 }
 
 void MPIDI_TCP_dyn_finalize(void)

@@ -167,9 +167,16 @@ static void on_dyn_hello(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, const 
         refuse(c, herr, NULL);
         return;
     }
+    /* a process this one does not know yet is refused without a warning: a
+     * new intercommunicator's other side may dial before this rank has
+     * learnt of it, and dials again */
+    if (peer < 0) {
+        MPIDI_TCP_conn_free(c);
+        return;
+    }
     if (peer < g->size || memcmp(m->pk, g->me.pk, sizeof(m->pk)) || MPIDI_TCP_dyn_keys(peer)) {
         refuse(c, MPIDI_TCP_HDR_OK,
-               "a hello from a process of a job this process is not connected to");
+               "a hello from a rank of this job, to another key, or with a bad key");
         return;
     }
     herr = MPIDI_TCP_auth_dyn_hello_check(m, g->dyn[peer - g->size].rx, c->nonce_l);
