@@ -3,10 +3,12 @@
  * ch4:tcp, each started by its own mpiexec:
  *
  *   tcp_port server DIR     opens a port, accepts once, closes the port
- *   tcp_port client DIR     connects with a malformed port name and with one
- *                           whose secret was changed (MPI_ERR_PORT, at once),
- *                           then with the real one; after the server closed
- *                           its port, once more (MPI_ERR_PORT)
+ *   tcp_port client DIR     connects with two malformed port names, one
+ *                           whose secret was changed and a closed port of its
+ *                           own (MPI_ERR_PORT, at once), then with the real
+ *                           one; after the server closed its port, once more
+ *                           (MPI_ERR_PORT).  MPI_Error_string gets exactly
+ *                           MPI_MAX_ERROR_STRING bytes, a guard behind them
  *   ... DIR name            both: the port name passes through MPI_Publish_name
  *                           and MPI_Lookup_name (mpiexec -nameserver), the
  *                           client learns the port closed when the name is
@@ -81,12 +83,38 @@ static void lookup(char *port, int found)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* MPI_Error_string's buffer, MPI_MAX_ERROR_STRING bytes, and a guard of
+ * non-zero bytes behind it: the closed port's stack is long enough that
+ * MPICH's stack printer wrote past the buffer (doc/mpich-fixes.md) */
+static struct {
+    char s[MPI_MAX_ERROR_STRING];
+    char guard[4096];
+} msgbuf;
+
+static void error_string(int err, char *msg)
+{
+    int len = -1;
+
+    memset(&msgbuf, 'g', sizeof(msgbuf));
+    MPI_Error_string(err, msgbuf.s, &len);
+    for (size_t i = 0; i < sizeof(msgbuf.guard); i++)
+        if (msgbuf.guard[i] != 'g') {
+            MMC_ERR("rank %d: MPI_Error_string wrote past MPI_MAX_ERROR_STRING (at +%zu)\n",
+                    rank, i);
+            break;
+        }
+    if (len < 0 || (size_t) len != strnlen(msgbuf.s, sizeof(msgbuf.s)))
+        MMC_ERR("rank %d: MPI_Error_string returned length %d for a string of %zu bytes\n",
+                rank, len, strnlen(msgbuf.s, sizeof(msgbuf.s)));
+    snprintf(msg, MPI_MAX_ERROR_STRING, "%.*s", MPI_MAX_ERROR_STRING - 1, msgbuf.s);
+}
+
 /* a connect that must fail with MPI_ERR_PORT, within a few seconds */
 static void bad_connect(const char *what, const char *port)
 {
     MPI_Comm inter = MPI_COMM_NULL;
-    int cls = MPI_SUCCESS, len;
-    char msg[16 * MPI_MAX_ERROR_STRING];   /* MPICH may write past 512: doc/mpich-fixes.md */
+    int cls = MPI_SUCCESS;
+    char msg[MPI_MAX_ERROR_STRING];
     double t0 = MPI_Wtime();
     int err = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
     double t = MPI_Wtime() - t0;
@@ -96,7 +124,7 @@ static void bad_connect(const char *what, const char *port)
         return;
     }
     MPI_Error_class(err, &cls);
-    MPI_Error_string(err, msg, &len);
+    error_string(err, msg);
     if (cls != MPI_ERR_PORT || t > 20 || inter != MPI_COMM_NULL)
         MMC_ERR("rank %d: connect with %s: class %d (expected MPI_ERR_PORT %d) after %.1f s: %s\n",
                 rank, what, cls, MPI_ERR_PORT, t, msg);
@@ -253,12 +281,20 @@ int main(int argc, char **argv)
         get_file(dir, "port", port, sizeof(port));
     /* not a port name of ch4:tcp's, then the right one with one bit of its
      * secret (the last bytes of the address) changed */
+    bad_connect("a port name without a tag", "no-such-port");
     bad_connect("a malformed port name", "tag#0$connentry#0011$");
     snprintf(bad, sizeof(bad), "%s", port);
     char *end = strrchr(bad, '$');
     if (end && end > bad + 1)
         end[-1] = end[-1] == '0' ? '1' : '0';
     bad_connect("a wrong secret", bad);
+    /* a port the connecting root itself opened and closed */
+    char own[MPI_MAX_PORT_NAME] = "";
+    if (rank == 0) {
+        MPI_Open_port(MPI_INFO_NULL, own);
+        MPI_Close_port(own);
+    }
+    bad_connect("a closed port of its own", own);
     join(port, 0, 1);
     if (replay) {
         /* the server waits in its second accept while the stranger replays */
