@@ -184,8 +184,7 @@ void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8
         c->sent_close = 1;
 }
 
-/* The local rank's own messages go through a socketpair: one end is the
- * connection we send on, the other one we receive from. */
+/* rank's listening address */
 static void sockaddr_of(int rank, struct sockaddr_in *sa)
 {
     memset(sa, 0, sizeof(*sa));
@@ -194,6 +193,8 @@ static void sockaddr_of(int rank, struct sockaddr_in *sa)
     sa->sin_port = MPIDI_TCP_ADDR(rank)->port;
 }
 
+/* The local rank's own messages go through a socketpair: one end is the
+ * connection we send on, the other one we receive from. */
 static int self_connect(MPIDI_TCP_conn_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;

@@ -635,9 +635,11 @@ int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_siz
  * its connect or accept ended, well or not). */
 void MPIDI_TCP_dyn_done(int peer, int tag)
 {
+    if (peer < 0)
+        return;
     for (MPIDI_TCP_link_t * l = MPIDI_TCP_global.links, *next; l; l = next) {
         next = l->next;
-        if (peer >= 0 && l->peer == peer && l->tag == (uint32_t) tag)
+        if (l->peer == peer && l->tag == (uint32_t) tag)
             link_free(l);
     }
 }
