@@ -188,8 +188,6 @@ static int scenario_unreachable(void)
     return survivors_finish(peer);
 }
 
-/* Writes one blob to rank 0's port: rank 0 must close the connection having
- * sent nothing but its challenge. */
 /* Writes data after the challenge; rank 0 must close the connection, after
  * nothing but (verdict, when not 0) that verdict, which grants nothing. */
 static void send_garbage_verdict(const char *ip, int port, const void *data, size_t len,
