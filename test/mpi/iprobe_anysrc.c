@@ -6,7 +6,11 @@
  * Then an MPI_ANY_SOURCE receive posted before each sender is told to send:
  * posted to both channels, it must complete whichever of them the message
  * takes (ch4:ucx on MPICH 4.0.2 never completed one that UCX satisfied;
- * doc/mpich-fixes.md).
+ * doc/mpich-fixes.md).  Last, synchronous sends, eager and rendezvous, taken
+ * with MPI_Mprobe and MPI_Improbe(MPI_ANY_SOURCE) and MPI_Mrecv: the
+ * acknowledgement goes back by the channel the message came by (ch4 sent it
+ * through shared memory whenever that probe was first to find it, a message
+ * of an active-message netmod too, and the sender waited for ever).
  */
 #include "mmc_test.h"
 
@@ -85,6 +89,39 @@ static void posted_first(int rank, int size, unsigned char *buf)
     }
 }
 
+/* every sender Ssends to rank 0, which takes the messages by matched probe */
+static void matched_probe(int rank, int size, unsigned char *buf)
+{
+    static const int lens[] = { 8, 70000 };
+    for (int k = 0; k < 4; k++) {
+        int tag = 2000 + k, len = lens[k % 2];
+        if (rank != 0) {
+            mmc_fill(buf, len, tag, rank);
+            MPI_Ssend(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+            continue;
+        }
+        for (int n = 0; n < size - 1; n++) {
+            MPI_Message msg;
+            MPI_Status st;
+            int flag = 0, got;
+            if (k < 2)
+                MPI_Mprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &msg, &st);
+            else
+                while (!flag)
+                    MPI_Improbe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &msg, &st);
+            int src = st.MPI_SOURCE;
+            memset(buf, 0, len);
+            MPI_Mrecv(buf, 80000, MPI_BYTE, &msg, &st);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            if (st.MPI_SOURCE != src || got != len)
+                MMC_ERR("matched probe: source %d, %d bytes; expected %d, %d\n", st.MPI_SOURCE,
+                        got, src, len);
+            else
+                mmc_check(buf, len, tag, src, "matched probe");
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -100,6 +137,8 @@ int main(int argc, char **argv)
         mmc_barrier(MPI_COMM_WORLD, rank != 0);
     }
     posted_first(rank, size, buf);
+    mmc_barrier(MPI_COMM_WORLD, rank != 0);
+    matched_probe(rank, size, buf);
     free(buf);
     return mmc_finish();
 }
