@@ -7,8 +7,8 @@
  *
  * tcp_spawn kill: the parents spawn one child on the second host, exchange a
  * checked round with it, and the child kills itself (SIGKILL); a receive
- * from it must fail in each parent, within 30 s, and the parents go on
- * (run it with mpiexec -disable-auto-cleanup).
+ * from it must fail in each parent with MPIX_ERR_PROC_FAILED, within 30 s,
+ * and the parents go on (run it with mpiexec -disable-auto-cleanup).
  */
 #include "mmc_test.h"
 #include <signal.h>
@@ -63,6 +63,9 @@ static int spawn_kill(char *cmd)
         if (t > 30)
             MMC_ERR("rank %d: the receive from the killed child failed only after %.1f s\n",
                     rank, t);
+        if (cls != MPIX_ERR_PROC_FAILED)
+            MMC_ERR("rank %d: the receive from the killed child failed with class %d, "
+                    "not MPIX_ERR_PROC_FAILED\n", rank, cls);
         printf("rank %d: receive from the killed child failed after %.1f s (class %d): %s\n",
                rank, t, cls, msg);
     }

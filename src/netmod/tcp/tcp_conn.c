@@ -157,15 +157,27 @@ void MPIDI_TCP_reap(void)
     }
 }
 
+/* A peer as errors name it: "rank 3 (10.0.0.2:40001)", or for a process of
+ * another job, which has no rank here, "a process of another job (...)". */
+const char *MPIDI_TCP_peer_str(int peer, char *buf, size_t len)
+{
+    char addr[64];
+    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(peer), addr, sizeof(addr));
+    if (peer < MPIDI_TCP_global.size)
+        snprintf(buf, len, "rank %d (%s)", peer, addr);
+    else
+        snprintf(buf, len, "a process of another job (%s)", addr);
+    return buf;
+}
+
 int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno)
 {
-    char addr[64], why[200];
-    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(rank), addr, sizeof(addr));
+    char name[96], why[200];
     snprintf(why, sizeof(why), "%s%s%s", what, sys_errno ? ": " : "",
              sys_errno ? strerror(sys_errno) : "");
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPIX_ERR_PROC_FAILED, "**tcp_peer", "**tcp_peer %d %s %s", rank,
-                                addr, why);
+                                MPIX_ERR_PROC_FAILED, "**tcp_peer", "**tcp_peer %s %s",
+                                MPIDI_TCP_peer_str(rank, name, sizeof(name)), why);
 }
 
 void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * body,
@@ -225,13 +237,13 @@ static int open_connect(MPIDI_TCP_conn_t * c, int rank)
 {
     int mpi_errno = MPI_SUCCESS;
     struct sockaddr_in sa;
-    char addr[64];
+    char name[96];
 
     sockaddr_of(rank, &sa);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE))
-        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**tcp_nofile", "**tcp_nofile %d %s",
-                             rank, MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(rank), addr, sizeof(addr)));
+        MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**tcp_nofile", "**tcp_nofile %s",
+                             MPIDI_TCP_peer_str(rank, name, sizeof(name)));
     MPIR_ERR_CHKANDJUMP1(fd < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_socket", "**tcp_socket %d",
                          errno);
     mpi_errno = MPIDI_TCP_sock_setup(fd, 0);

@@ -31,11 +31,10 @@ void MPIDI_TCP_hs_accepted(MPIDI_TCP_conn_t * c)
 /* The process at a rank's address is not that rank (or not of this job). */
 static int auth_error(int rank, const char *what)
 {
-    char addr[64];
-    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(rank), addr, sizeof(addr));
+    char name[96];
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                MPIX_ERR_PROC_FAILED, "**tcp_auth", "**tcp_auth %d %s %s", rank,
-                                addr, what);
+                                MPIX_ERR_PROC_FAILED, "**tcp_auth", "**tcp_auth %s %s",
+                                MPIDI_TCP_peer_str(rank, name, sizeof(name)), what);
 }
 
 static int is_ack(MPIDI_TCP_opcode_t op)

@@ -49,7 +49,7 @@ static const MPIDI_TCP_conn_state_t op_state[MPIDI_TCP_OP_MAX] = {
  * of the MPI call that happens to drive progress. */
 int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why)
 {
-    char addr[64];
+    char name[96];
     int peer = c->peer, err;
 
     if (peer < 0) {
@@ -57,15 +57,15 @@ int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why)
         MPIDI_TCP_conn_free(c);
         return MPI_SUCCESS;
     }
-    MPIDI_TCP_addr_str(MPIDI_TCP_ADDR(peer), addr, sizeof(addr));
+    MPIDI_TCP_peer_str(peer, name, sizeof(name));
     if (c->state == MPIDI_TCP_CONN_ESTABLISHED)
         err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                   MPIX_ERR_PROC_FAILED, "**tcp_badhdr", "**tcp_badhdr %d %s %s",
-                                   peer, addr, why);
+                                   MPIX_ERR_PROC_FAILED, "**tcp_badhdr", "**tcp_badhdr %s %s",
+                                   name, why);
     else
         err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                   MPIX_ERR_PROC_FAILED, "**tcp_auth", "**tcp_auth %d %s %s",
-                                   peer, addr, why);
+                                   MPIX_ERR_PROC_FAILED, "**tcp_auth", "**tcp_auth %s %s",
+                                   name, why);
     MPIDI_TCP_conn_fail(c, err);
     return MPI_SUCCESS;
 }

@@ -238,6 +238,7 @@ int MPIDI_TCP_accept_init(void);
 void MPIDI_TCP_accept(void);
 
 /* tcp_conn.c */
+const char *MPIDI_TCP_peer_str(int peer, char *buf, size_t len);
 int MPIDI_TCP_peers_init(int n);
 int MPIDI_TCP_peer_add(int *peer);
 MPIDI_TCP_conn_t *MPIDI_TCP_conn_new(int fd, int peer, MPIDI_TCP_conn_state_t st, int outgoing);

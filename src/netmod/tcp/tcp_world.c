@@ -9,8 +9,7 @@
  * dynamic_sendrecv in every MPI_Intercomm_create.  The entries of one API
  * are compiled where MPICH has that API (MMC_CH4_BOOTSTRAP_COMM,
  * mmc_compat.h).  The processes of other worlds (dynamic processes) are
- * named by upids, their peers made in tcp_dynamic.c; 5.0 refuses them still
- * (doc/tcp-dynamic.md).
+ * named by upids, their peers made in tcp_dynamic.c (doc/tcp-dynamic.md).
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
