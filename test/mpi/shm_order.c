@@ -13,6 +13,12 @@
  *          fills and the rest go through the queue; rank 0 then checks all
  *   many   every rank sends every other rank small messages, many rounds
  *          (with few boxes per rank, most pairs have none)
+ *   nested pairs of ranks each send the other a synchronous message on a
+ *          communicator of its own, free the request and then the
+ *          communicator: the acknowledgement's handler frees the
+ *          communicator, and MPICH 4.1+ probes it there, making progress
+ *          inside the handler; every message, acknowledgement included, must
+ *          be taken once (a box record taken twice completed a request twice)
  *
  * The fbox_* pvars, summed over the ranks, must show the boxes at work (none
  * with MPIR_CVAR_CH4_SHM_FASTBOX_SIZE=0) and, for fill, a full box, for many
@@ -196,6 +202,42 @@ static void many(void)
     free(in);
 }
 
+#define NESTED 300
+
+static void nested(void)
+{
+    int peer = rank ^ 1;        /* an odd size's last rank has none: dups and frees only */
+    for (int it = 0; it < NESTED; it++) {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        if (peer >= size) {
+            MPI_Comm_free(&comm);
+            continue;
+        }
+        /* sizes in a box, compact or not, and past it (CMA or the queue) */
+        size_t sizes[] = { 8, 200, 2 * max_msg + 5, 70000 };
+        size_t n = sizes[it % 4];
+        unsigned char *out = malloc(n), *in = malloc(n);
+        MPI_Request sreq, rreq;
+        mmc_fill(out, n, it, rank);
+        MPI_Irecv(in, (int) n, MPI_BYTE, peer, it, comm, &rreq);
+        MPI_Issend(out, (int) n, MPI_BYTE, peer, it, comm, &sreq);
+        MPI_Request_free(&sreq);
+        MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+        mmc_check(in, n, it, peer, "nested");
+        MPI_Comm_free(&comm);
+        /* the acknowledgement arrives during this exchange, or the next; the
+         * peer has the message once it answers, so the buffer may go */
+        int x = it, y = -1;
+        MPI_Sendrecv(&x, 1, MPI_INT, peer, 0, &y, 1, MPI_INT, peer, 0, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        if (y != it)
+            MMC_ERR("nested: round %d, the peer says %d\n", it, y);
+        free(out);
+        free(in);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "order";
@@ -211,6 +253,8 @@ int main(int argc, char **argv)
             order_send();
     } else if (strcmp(mode, "fill") == 0) {
         fill();
+    } else if (strcmp(mode, "nested") == 0) {
+        nested();
     } else {
         many();
     }

@@ -130,8 +130,9 @@ int MPIDI_FBOX_init(MPIR_Comm * node_comm)
     g->rx = MPL_calloc(node.max_peers, sizeof(*g->rx), MPL_MEM_SHM);
     g->rx_of = MPL_malloc(nlocal * sizeof(*g->rx_of), MPL_MEM_SHM);
     g->iq_taken = MPL_calloc(nlocal, sizeof(*g->iq_taken), MPL_MEM_SHM);
-    MPIR_ERR_CHKANDJUMP(!g->tx || !g->rx || !g->rx_of || !g->iq_taken, mpi_errno,
-                        MPI_ERR_OTHER, "**nomem");
+    MPIR_ERR_CHKANDJUMP(!g->tx || !g->rx || !g->rx_of || !g->iq_taken ||
+                        MPIDI_FBOX_hold_more() != MPI_SUCCESS, mpi_errno, MPI_ERR_OTHER,
+                        "**nomem");
     for (int i = 0; i < nlocal; i++)
         g->rx_of[i] = -1;
     g->on = 1;
@@ -162,6 +163,22 @@ void MPIDI_FBOX_found(void)
     }
 }
 
+int MPIDI_FBOX_hold_more(void)
+{
+    MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
+    /* the held_t themselves never move: records in use point into them */
+    MPIDI_FBOX_held_t **held = MPL_realloc(g->held, (g->nheld + 1) * sizeof(*held),
+                                           MPL_MEM_SHM);
+    if (!held)
+        return MPI_ERR_NO_MEM;
+    g->held = held;
+    held[g->nheld] = MPL_malloc(sizeof(**held), MPL_MEM_SHM);
+    if (!held[g->nheld])
+        return MPI_ERR_NO_MEM;
+    g->nheld++;
+    return MPI_SUCCESS;
+}
+
 int MPIDI_FBOX_finalize(void)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -175,6 +192,9 @@ int MPIDI_FBOX_finalize(void)
     MPL_free(g->rx);
     MPL_free(g->rx_of);
     MPL_free(g->iq_taken);
+    for (int i = 0; i < g->nheld; i++)
+        MPL_free(g->held[i]);
+    MPL_free(g->held);
     g->on = g->sending = g->initialized = 0;
     return mpi_errno;
 }

@@ -39,6 +39,17 @@ typedef struct {
     unsigned char data[MPIDI_FBOX_COMPACT_MAX];
 } MPIDI_FBOX_compact_msg_t;
 
+/* What the posix layer reads of a box record outside the ring while it
+ * handles it: the record's posix header whole, and a compact record's MPIDIG
+ * header rebuilt with the data after it.  One per record in use: a handler
+ * may make progress (MPICH 4.1+ probes a communicator it frees inside one,
+ * when the request the handler completes held its last reference), and so
+ * take records inside the handling of others. */
+typedef struct {
+    uint64_t msg_hdr;
+    MPIDI_FBOX_compact_msg_t compact;
+} MPIDI_FBOX_held_t;
+
 typedef struct {
     int on;                     /* this node's ranks have inboxes */
     int sending;                /* this rank sends through boxes (its own CVARs) */
@@ -56,7 +67,9 @@ typedef struct {
     uint64_t *iq_taken;         /* [num_local]: iqueue messages taken from each sender */
     int stashed;
     MPIDI_POSIX_eager_recv_transaction_t stash;
-    MPIDI_FBOX_compact_msg_t compact;   /* the compact record taken, rebuilt */
+    MPIDI_FBOX_held_t **held;   /* [nheld], the one of depth d for the d-th record in use */
+    int nheld;
+    int depth;                  /* box records in use */
     /* MPI_T performance variables (category CH4_FASTBOX) */
     unsigned long long msgs, bytes;
     unsigned long long fallback[MPIDI_FBOX_RESULTS];    /* by MPIDI_FBOX_result_t */
@@ -72,6 +85,8 @@ int MPIDI_FBOX_init(MPIR_Comm * node_comm);
 int MPIDI_FBOX_finalize(void);
 /* boxes claimed in this rank's inbox since it last looked */
 void MPIDI_FBOX_found(void);
+/* one more MPIDI_FBOX_held_t than ever in use before */
+int MPIDI_FBOX_hold_more(void);
 
 /* MPIDI_FBOX_COMPACT when the message is a plain eager send whose MPIDIG
  * header the receiver can rebuild from the source rank, tag and context id
@@ -223,22 +238,23 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queued(int grank)
 }
 
 /* A box record as the posix layer takes an iqueue cell; the commit finds the
- * box again from the tagged pointer (cells are aligned, so bit 0 is free). */
+ * box again from the tagged pointer (cells are aligned, so bit 0 is free).
+ * The caller made sure a held_t of this depth exists. */
 MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction_t * t,
                                               MPIDI_FBOX_rx_t * rx, MPIDI_FBOX_rec_t * r)
 {
     /* a record holds the header but its last word, which MPICH leaves unused */
     _Static_assert(offsetof(MPIDI_POSIX_am_header_t, unused) == sizeof(r->msg_hdr) &&
-                   sizeof(MPIDI_POSIX_am_header_t) == sizeof(rx->msg_hdr),
+                   sizeof(MPIDI_POSIX_am_header_t) == sizeof(((MPIDI_FBOX_held_t *) 0)->msg_hdr),
                    "MPICH's posix message header is not the one fast boxes know");
     /* the posix layer finds the data am_hdr_sz bytes after MPIDIG's header */
     _Static_assert(offsetof(MPIDI_FBOX_compact_msg_t, data) == sizeof(MPIDIG_hdr_t)
                    && sizeof(MMC_context_id_t) <= sizeof(r->msg_hdr),
                    "MPIDIG's header is not the one compact records know");
-    rx->msg_hdr = 0;
+    MPIDI_FBOX_held_t *held = MPIDI_FBOX_global.held[MPIDI_FBOX_global.depth++];
+    held->msg_hdr = 0;
     if (MPIDI_FBOX_IS_COMPACT(r)) {
         /* MPIDIG's header as the sender's MPIDIG_SEND wrote it, the data after it */
-        MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
         const MPIDI_FBOX_compact_t *c = (const MPIDI_FBOX_compact_t *) MPIDI_FBOX_PAYLOAD(r);
         size_t data_sz = MPIDI_FBOX_LEN(r) - sizeof(*c);
         MPIDI_POSIX_am_header_t mh = {
@@ -246,7 +262,7 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction
             .am_type = MPIDI_POSIX_AM_TYPE__SHORT,
             .am_hdr_sz = sizeof(MPIDIG_hdr_t)
         };
-        MPIDIG_hdr_t *h = &g->compact.hdr;
+        MPIDIG_hdr_t *h = &held->compact.hdr;
         h->src_rank = c->src_rank;
         h->tag = c->tag;
         h->context_id = (MMC_context_id_t) r->msg_hdr;
@@ -255,20 +271,21 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_take(MPIDI_POSIX_eager_recv_transaction
         h->sreq_ptr = NULL;
         h->data_sz = (MPI_Aint) data_sz;
         h->rndv_hdr_sz = 0;
-        memcpy(g->compact.data, c + 1, data_sz);
-        memcpy(&rx->msg_hdr, &mh, sizeof(r->msg_hdr));
-        t->payload = &g->compact;
+        memcpy(held->compact.data, c + 1, data_sz);
+        memcpy(&held->msg_hdr, &mh, sizeof(r->msg_hdr));
+        t->payload = &held->compact;
         t->payload_sz = sizeof(MPIDIG_hdr_t) + data_sz;
     } else {
-        memcpy(&rx->msg_hdr, &r->msg_hdr, sizeof(r->msg_hdr));
+        memcpy(&held->msg_hdr, &r->msg_hdr, sizeof(r->msg_hdr));
         t->payload = MPIDI_FBOX_PAYLOAD(r);
         t->payload_sz = MPIDI_FBOX_LEN(r);
     }
-    t->msg_hdr = (MPIDI_POSIX_am_header_t *) &rx->msg_hdr;
+    t->msg_hdr = (MPIDI_POSIX_am_header_t *) &held->msg_hdr;
     t->src_local_rank = rx->src;
     t->MMC_EAGER_SRC_VCI = 0;
     t->MMC_EAGER_DST_VCI = 0;
     t->transport.iqueue.pointer_to_cell = (void *) ((uintptr_t) rx | 1);
+    MPIDI_FBOX_rx_take(rx, r);
 }
 
 /* An iqueue message of src is handed to the posix layer: the sender may use
@@ -282,14 +299,22 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queue_taken(int src)
 }
 
 /* The next message of the boxes, or of the stashed iqueue message's sender
- * (whose box messages are older than it); 0 lets iqueue look. */
-MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transaction_t * t)
+ * (whose box messages are older than it): 1 with iqueue's result in *ret;
+ * 0 lets iqueue look. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transaction_t * t,
+                                                   int *ret)
 {
     MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
     MPIDI_FBOX_rec_t *r;
 
     if (!g->on)
         return 0;
+    /* a record this call or iqueue's (MPIDI_FBOX_queue_arrived) takes needs a
+     * held_t; without memory for one, nothing is taken this time */
+    if (unlikely(g->depth == g->nheld) && MPIDI_FBOX_hold_more() != MPI_SUCCESS) {
+        *ret = MPIDI_POSIX_NOK;
+        return 1;
+    }
     if (unlikely(g->stashed)) {
         MPIDI_FBOX_rx_t *rx = &g->rx[g->rx_of[g->stash.src_local_rank]];
         r = MPIDI_FBOX_rx_peek(rx, g->cfg.size);
@@ -300,6 +325,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transa
             g->stashed = 0;
             MPIDI_FBOX_queue_taken(t->src_local_rank);
         }
+        *ret = MPIDI_POSIX_OK;
         return 1;
     }
     if (unlikely(g->nrx < g->cfg.max_peers &&
@@ -316,6 +342,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transa
             g->streak++;
             g->last = &g->rx[i];
             MPIDI_FBOX_take(t, &g->rx[i], r);
+            *ret = MPIDI_POSIX_OK;
             return 1;
         }
     }
@@ -352,8 +379,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_commit(void *cell)
 {
     if (!((uintptr_t) cell & 1))
         return 0;
-    MPIDI_FBOX_rx_consume((MPIDI_FBOX_rx_t *) ((uintptr_t) cell & ~(uintptr_t) 1),
-                          MPIDI_FBOX_global.cfg.size);
+    MPIDI_FBOX_rx_release((MPIDI_FBOX_rx_t *) ((uintptr_t) cell & ~(uintptr_t) 1));
+    MPIDI_FBOX_global.depth--;
     return 1;
 }
 

@@ -61,6 +61,7 @@ int MPIDI_FBOX_discover(MPIDI_FBOX_inbox_t * in, const MPIDI_FBOX_config_t * c,
             break;
         rx[*n].box = box;
         rx[*n].tail = 0;
+        rx[*n].taken = 0;
         rx[*n].src = (int) owner - 1;
         (*n)++;
         found++;

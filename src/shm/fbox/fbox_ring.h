@@ -108,9 +108,9 @@ typedef struct {
 /* The receiver's side of one box (private memory). */
 typedef struct {
     MPIDI_FBOX_box_t *box;
-    uint64_t tail;
+    uint64_t tail;              /* bytes of the ring taken */
+    int taken;                  /* records taken, not yet released */
     int src;                    /* the sender's local rank */
-    uint64_t msg_hdr;           /* the record taken: its posix header, whole */
 } MPIDI_FBOX_rx_t;
 
 typedef struct {
@@ -247,13 +247,21 @@ static inline MPIDI_FBOX_rec_t *MPIDI_FBOX_rx_peek(MPIDI_FBOX_rx_t * rx, size_t 
     return r;
 }
 
-/* Frees the record MPIDI_FBOX_rx_peek gave for the sender's next ones. */
-static inline void MPIDI_FBOX_rx_consume(MPIDI_FBOX_rx_t * rx, size_t size)
+/* Takes the record MPIDI_FBOX_rx_peek gave: the next peek gives the one after
+ * it.  A record is taken before its handler runs, and a handler may take
+ * more (MPICH makes progress inside some), so the sender gets the space back
+ * only when every record taken has been released. */
+static inline void MPIDI_FBOX_rx_take(MPIDI_FBOX_rx_t * rx, const MPIDI_FBOX_rec_t * r)
 {
-    const MPIDI_FBOX_rec_t *r =
-        (const MPIDI_FBOX_rec_t *) (rx->box->ring + (rx->tail & (size - 1)));
     rx->tail += MPIDI_FBOX_rec_bytes(MPIDI_FBOX_LEN(r));
-    __atomic_store_n(&rx->box->tail, rx->tail, __ATOMIC_RELEASE);
+    rx->taken++;
+}
+
+/* The receiver is done with a record it took. */
+static inline void MPIDI_FBOX_rx_release(MPIDI_FBOX_rx_t * rx)
+{
+    if (--rx->taken == 0)
+        __atomic_store_n(&rx->box->tail, rx->tail, __ATOMIC_RELEASE);
 }
 
 #endif /* FBOX_RING_H_INCLUDED */
