@@ -9,6 +9,12 @@
  * checked round with it, and the child kills itself (SIGKILL); a receive
  * from it must fail in each parent with MPIX_ERR_PROC_FAILED, within 30 s,
  * and the parents go on (run it with mpiexec -disable-auto-cleanup).
+ *
+ * tcp_spawn self: every parent at once spawns two children with
+ * spawn_multiple from MPI_COMM_SELF (two commands), for several rounds; each
+ * parent exchanges checked messages with its own children only (hydra 4.0
+ * mixed the commands of concurrent spawns: children of one parent dialled
+ * another, and a parent waited in the spawn for good).
  */
 #include "mmc_test.h"
 #include <signal.h>
@@ -20,13 +26,14 @@ static int rank;
 /* every rank sends every remote rank a message it can check, both ways */
 static void exchange(MPI_Comm inter, int round)
 {
-    int rsize;
+    int rsize, me;
     unsigned char out[3000], in[3000];
 
     MPI_Comm_remote_size(inter, &rsize);
+    MPI_Comm_rank(inter, &me);
     for (int r = 0; r < rsize; r++) {
         size_t len = 1000 * (size_t) round + 7;  /* eager at round 1, larger at 2 */
-        mmc_fill(out, len, TAG + round, rank);
+        mmc_fill(out, len, TAG + round, me);
         memset(in, 0, len);
         MPI_Sendrecv(out, (int) len, MPI_BYTE, r, TAG + round, in, (int) len, MPI_BYTE, r,
                      TAG + round, inter, MPI_STATUS_IGNORE);
@@ -79,6 +86,35 @@ static int spawn_kill(char *cmd)
     return mmc_finish();
 }
 
+#define SELF_ROUNDS 3
+
+/* Concurrent spawns: each parent's children are its own. */
+static int spawn_self(char *cmd)
+{
+    char *cmds[2] = { cmd, cmd };
+    char *args[] = { "1", NULL };
+    char **argvs[2] = { args, args };
+    int np[2] = { 1, 1 }, errs[2];
+    MPI_Info infos[2] = { MPI_INFO_NULL, MPI_INFO_NULL };
+
+    for (int round = 0; round < SELF_ROUNDS; round++) {
+        MPI_Comm inter;
+        int err = MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_SELF, &inter,
+                                          errs);
+        if (err != MPI_SUCCESS) {
+            MMC_ERR("rank %d: MPI_Comm_spawn_multiple from MPI_COMM_SELF failed\n", rank);
+            break;
+        }
+        exchange(inter, 1);
+        mmc_merged_check(inter, 0);
+        MPI_Comm_disconnect(&inter);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("self: %d rounds, every parent spawning 2 children at once\n", SELF_ROUNDS);
+    return mmc_finish();
+}
+
 int main(int argc, char **argv)
 {
     MPI_Comm parent, inter;
@@ -102,6 +138,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (argc > 1 && strcmp(argv[1], "kill") == 0)
         return spawn_kill(argv[0]);
+    if (argc > 1 && strcmp(argv[1], "self") == 0)
+        return spawn_self(argv[0]);
     char *args1[] = { "1", NULL };
     int err = MPI_Comm_spawn(argv[0], args1, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
     if (err != MPI_SUCCESS || errs[0] != MPI_SUCCESS) {
