@@ -10,8 +10,8 @@
  * from it must fail in each parent with MPIX_ERR_PROC_FAILED, within 30 s,
  * and the parents go on (run it with mpiexec -disable-auto-cleanup).
  *
- * tcp_spawn self: every parent at once spawns two children with
- * spawn_multiple from MPI_COMM_SELF (two commands), for several rounds; each
+ * tcp_spawn self: every parent at once spawns four children with
+ * spawn_multiple from MPI_COMM_SELF (four commands), for several rounds; each
  * parent exchanges checked messages with its own children only (hydra 4.0
  * mixed the commands of concurrent spawns: children of one parent dialled
  * another, and a parent waited in the spawn for good).
@@ -86,21 +86,28 @@ static int spawn_kill(char *cmd)
     return mmc_finish();
 }
 
-#define SELF_ROUNDS 3
+#define SELF_ROUNDS 4
+#define SELF_CMDS 4
 
-/* Concurrent spawns: each parent's children are its own. */
+/* Concurrent spawns: each parent's children are its own.  The parents start
+ * each round together, so their commands reach hydra at once. */
 static int spawn_self(char *cmd)
 {
-    char *cmds[2] = { cmd, cmd };
-    char *args[] = { "1", NULL };
-    char **argvs[2] = { args, args };
-    int np[2] = { 1, 1 }, errs[2];
-    MPI_Info infos[2] = { MPI_INFO_NULL, MPI_INFO_NULL };
+    char *cmds[SELF_CMDS], *args[] = { "1", NULL }, **argvs[SELF_CMDS];
+    int np[SELF_CMDS], errs[SELF_CMDS];
+    MPI_Info infos[SELF_CMDS];
+    for (int i = 0; i < SELF_CMDS; i++) {
+        cmds[i] = cmd;
+        argvs[i] = args;
+        np[i] = 1;
+        infos[i] = MPI_INFO_NULL;
+    }
 
     for (int round = 0; round < SELF_ROUNDS; round++) {
         MPI_Comm inter;
-        int err = MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_SELF, &inter,
-                                          errs);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int err = MPI_Comm_spawn_multiple(SELF_CMDS, cmds, argvs, np, infos, 0, MPI_COMM_SELF,
+                                          &inter, errs);
         if (err != MPI_SUCCESS) {
             MMC_ERR("rank %d: MPI_Comm_spawn_multiple from MPI_COMM_SELF failed\n", rank);
             break;
@@ -111,7 +118,8 @@ static int spawn_self(char *cmd)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("self: %d rounds, every parent spawning 2 children at once\n", SELF_ROUNDS);
+        printf("self: %d rounds, every parent spawning %d children at once\n", SELF_ROUNDS,
+               SELF_CMDS);
     return mmc_finish();
 }
 

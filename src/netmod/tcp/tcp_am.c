@@ -102,7 +102,7 @@ void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err)
     }
 }
 
-int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+int MPIDI_TCP_send_am(int peer, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                       const void *data, MPI_Aint count, MPI_Datatype datatype,
                       int src_vci, int dst_vci, MPIR_Request * sreq)
 {
@@ -115,7 +115,7 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
     ssize_t n = 0;
 
     MPIR_Assert(am_hdr_sz <= MPIDI_TCP_AM_HDR_MAX);
-    mpi_errno = MPIDI_TCP_conn_get(rank, &c);
+    mpi_errno = MPIDI_TCP_conn_get(peer, &c);
     MPIR_ERR_CHECK(mpi_errno);
 
     /* data may be MPI_BOTTOM (NULL) with a datatype of absolute addresses */
@@ -158,8 +158,8 @@ int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_
         }
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
             int err = errno;
-            MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(rank, "send", err));
-            mpi_errno = MPIDI_TCP_global.dead_err[rank];
+            MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(peer, "send", err));
+            mpi_errno = MPIDI_TCP_global.dead_err[peer];
             goto fn_fail;
         }
         n = MPL_MAX(n, 0);

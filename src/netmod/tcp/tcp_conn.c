@@ -170,14 +170,14 @@ const char *MPIDI_TCP_peer_str(int peer, char *buf, size_t len)
     return buf;
 }
 
-int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno)
+int MPIDI_TCP_peer_error(int peer, const char *what, int sys_errno)
 {
     char name[96], why[200];
     snprintf(why, sizeof(why), "%s%s%s", what, sys_errno ? ": " : "",
              sys_errno ? strerror(sys_errno) : "");
     return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                 MPIX_ERR_PROC_FAILED, "**tcp_peer", "**tcp_peer %s %s",
-                                MPIDI_TCP_peer_str(rank, name, sizeof(name)), why);
+                                MPIDI_TCP_peer_str(peer, name, sizeof(name)), why);
 }
 
 void MPIDI_TCP_conn_ctl(MPIDI_TCP_conn_t * c, MPIDI_TCP_opcode_t op, const uint8_t * body,
@@ -232,18 +232,18 @@ static int self_connect(MPIDI_TCP_conn_t ** out)
     goto fn_exit;
 }
 
-/* A nonblocking connect to rank's address on a new socket (c->fd). */
-static int open_connect(MPIDI_TCP_conn_t * c, int rank)
+/* A nonblocking connect to peer's address on a new socket (c->fd). */
+static int open_connect(MPIDI_TCP_conn_t * c, int peer)
 {
     int mpi_errno = MPI_SUCCESS;
     struct sockaddr_in sa;
     char name[96];
 
-    sockaddr_of(rank, &sa);
+    sockaddr_of(peer, &sa);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE))
         MPIR_ERR_SETANDJUMP1(mpi_errno, MPI_ERR_OTHER, "**tcp_nofile", "**tcp_nofile %s",
-                             MPIDI_TCP_peer_str(rank, name, sizeof(name)));
+                             MPIDI_TCP_peer_str(peer, name, sizeof(name)));
     MPIR_ERR_CHKANDJUMP1(fd < 0, mpi_errno, MPI_ERR_OTHER, "**tcp_socket", "**tcp_socket %d",
                          errno);
     mpi_errno = MPIDI_TCP_sock_setup(fd, 0);
@@ -258,7 +258,7 @@ static int open_connect(MPIDI_TCP_conn_t * c, int rank)
     if (rc < 0 && errno != EINPROGRESS) {
         int err = errno;
         close(fd);
-        mpi_errno = MPIDI_TCP_peer_error(rank, "connect", err);
+        mpi_errno = MPIDI_TCP_peer_error(peer, "connect", err);
         goto fn_fail;
     }
     c->fd = fd;
@@ -275,22 +275,22 @@ static int open_connect(MPIDI_TCP_conn_t * c, int rank)
     goto fn_exit;
 }
 
-static int start_connect(int rank, MPIDI_TCP_conn_t ** out)
+static int start_connect(int peer, MPIDI_TCP_conn_t ** out)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIDI_TCP_conn_t *c = MPIDI_TCP_conn_new(-1, rank, MPIDI_TCP_CONN_CLOSED, 1);
+    MPIDI_TCP_conn_t *c = MPIDI_TCP_conn_new(-1, peer, MPIDI_TCP_CONN_CLOSED, 1);
 
     MPIR_ERR_CHKANDJUMP(c == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    mpi_errno = open_connect(c, rank);
+    mpi_errno = open_connect(c, peer);
     if (mpi_errno) {
         MPIDI_TCP_conn_free(c);
         if (MPIR_ERR_GET_CLASS(mpi_errno) == MPIX_ERR_PROC_FAILED) {
-            MPIDI_TCP_global.dead_err[rank] = mpi_errno;
+            MPIDI_TCP_global.dead_err[peer] = mpi_errno;
             MPIDI_TCP_global.n_dead++;
         }
         goto fn_fail;
     }
-    MPIDI_TCP_global.vc[rank] = c;
+    MPIDI_TCP_global.vc[peer] = c;
     *out = c;
 
   fn_exit:

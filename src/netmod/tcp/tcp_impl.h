@@ -21,7 +21,7 @@ extern const MPI_Aint MPIDI_TCP_am_hdr_max;
 
 /* Sends an active message to a peer; sreq, when given, completes
  * through MPIDIG's origin callback once the last byte is in the socket. */
-int MPIDI_TCP_send_am(int rank, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
+int MPIDI_TCP_send_am(int peer, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                       const void *data, MPI_Aint count, MPI_Datatype datatype,
                       int src_vci, int dst_vci, MPIR_Request * sreq);
 int MPIDI_TCP_progress(int *made_progress);

@@ -254,7 +254,7 @@ void MPIDI_TCP_conn_events(MPIDI_TCP_conn_t * c, uint32_t events);
 void MPIDI_TCP_conn_fail(MPIDI_TCP_conn_t * c, int err);
 void MPIDI_TCP_conn_free(MPIDI_TCP_conn_t * c);
 void MPIDI_TCP_reap(void);
-int MPIDI_TCP_peer_error(int rank, const char *what, int sys_errno);
+int MPIDI_TCP_peer_error(int peer, const char *what, int sys_errno);
 void MPIDI_TCP_check_timers(double now);
 
 /* tcp_sendq.c */
