@@ -10,6 +10,10 @@
  * from it must fail in each parent with MPIX_ERR_PROC_FAILED, within 30 s,
  * and the parents go on (run it with mpiexec -disable-auto-cleanup).
  *
+ * tcp_spawn die: the parents spawn one child on the second host that exits
+ * before MPI_Init; the spawn must fail with MPI_ERR_SPAWN within the connect
+ * timeout, errcodes saying so, and the parents go on.
+ *
  * tcp_spawn self: every parent at once spawns four children with
  * spawn_multiple from MPI_COMM_SELF (four commands), for several rounds; each
  * parent exchanges checked messages with its own children only (hydra 4.0
@@ -18,6 +22,7 @@
  */
 #include "mmc_test.h"
 #include <signal.h>
+#include <unistd.h>
 
 #define TAG 17
 
@@ -39,6 +44,17 @@ static void exchange(MPI_Comm inter, int round)
                      TAG + round, inter, MPI_STATUS_IGNORE);
         mmc_check(in, len, TAG + round, r, "intercommunicator");
     }
+}
+
+/* the parents' own world is whole after a child's death */
+static void world_whole(void)
+{
+    int other = 1 - rank;
+    unsigned char out[5000], in[5000];
+    mmc_fill(out, sizeof(out), 5, rank);
+    MPI_Sendrecv(out, sizeof(out), MPI_BYTE, other, 5, in, sizeof(in), MPI_BYTE, other, 5,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    mmc_check(in, sizeof(in), 5, other, "world after the child died");
 }
 
 /* A child that dies after the spawn fails what depends on it, nothing else. */
@@ -76,13 +92,39 @@ static int spawn_kill(char *cmd)
         printf("rank %d: receive from the killed child failed after %.1f s (class %d): %s\n",
                rank, t, cls, msg);
     }
-    /* the parents' own world is whole */
-    int other = 1 - rank;
-    unsigned char out[5000], in[5000];
-    mmc_fill(out, sizeof(out), 5, rank);
-    MPI_Sendrecv(out, sizeof(out), MPI_BYTE, other, 5, in, sizeof(in), MPI_BYTE, other, 5,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    mmc_check(in, sizeof(in), 5, other, "world after the child died");
+    world_whole();
+    return mmc_finish();
+}
+
+/* A child that exits before MPI_Init fails the spawn within the connect
+ * timeout (MPI_ERR_SPAWN, errcodes set), and the parents go on. */
+static int spawn_die(char *cmd)
+{
+    MPI_Comm inter = MPI_COMM_NULL;
+    MPI_Info info;
+    int errs[1] = { MPI_SUCCESS }, cls, len;
+    char *args[] = { "1", "die", NULL }, msg[MPI_MAX_ERROR_STRING];
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", "mmc-h2");
+    double t0 = MPI_Wtime();
+    int err = MPI_Comm_spawn(cmd, args, 1, info, 0, MPI_COMM_WORLD, &inter, errs);
+    double t = MPI_Wtime() - t0;
+    MPI_Info_free(&info);
+    if (err == MPI_SUCCESS) {
+        MMC_ERR("rank %d: the spawn of a child that exits before MPI_Init succeeded\n", rank);
+    } else {
+        MPI_Error_class(err, &cls);
+        MPI_Error_string(err, msg, &len);
+        if (cls != MPI_ERR_SPAWN)
+            MMC_ERR("rank %d: the spawn failed with class %d, not MPI_ERR_SPAWN\n", rank, cls);
+        if (errs[0] == MPI_SUCCESS)
+            MMC_ERR("rank %d: the failed spawn left errcodes[0] MPI_SUCCESS\n", rank);
+        if (t > 60)
+            MMC_ERR("rank %d: the spawn failed only after %.1f s\n", rank, t);
+        printf("rank %d: the spawn failed after %.1f s (class %d): %s\n", rank, t, cls, msg);
+    }
+    world_whole();
     return mmc_finish();
 }
 
@@ -128,6 +170,8 @@ int main(int argc, char **argv)
     MPI_Comm parent, inter;
     int errs[3];
 
+    if (argc > 2 && strcmp(argv[2], "die") == 0)
+        _exit(3);       /* a child that never joins */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_get_parent(&parent);
@@ -146,6 +190,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (argc > 1 && strcmp(argv[1], "kill") == 0)
         return spawn_kill(argv[0]);
+    if (argc > 1 && strcmp(argv[1], "die") == 0)
+        return spawn_die(argv[0]);
     if (argc > 1 && strcmp(argv[1], "self") == 0)
         return spawn_self(argv[0]);
     char *args1[] = { "1", NULL };
