@@ -19,6 +19,11 @@
  * parent exchanges checked messages with its own children only (hydra 4.0
  * mixed the commands of concurrent spawns: children of one parent dialled
  * another, and a parent waited in the spawn for good).
+ *
+ * tcp_spawn size: a spawn with 2000 arguments, and one with an argument of
+ * 70000 bytes, fail with MPI_ERR_SPAWN at the root and an error elsewhere
+ * (they ended the job: MPICH's PMI client asserted, hydra's proxy quit); then
+ * a spawn of 400 arguments of 50 bytes arrives whole in the child.
  */
 #include "mmc_test.h"
 #include <signal.h>
@@ -128,6 +133,84 @@ static int spawn_die(char *cmd)
     return mmc_finish();
 }
 
+#define SIZE_ARGS 400
+#define SIZE_ARGLEN 50
+
+/* the argument i of the spawn that fits */
+static void size_arg(char *buf, int i)
+{
+    int n = snprintf(buf, SIZE_ARGLEN + 1, "%d:", i);
+    for (int k = n; k < SIZE_ARGLEN; k++)
+        buf[k] = (char) ('a' + (i * 7 + k) % 26);
+    buf[SIZE_ARGLEN] = '\0';
+}
+
+/* the child's side: its arguments after "1 size" are the ones sent */
+static void size_child_check(int argc, char **argv)
+{
+    char want[SIZE_ARGLEN + 1];
+    if (argc != 3 + SIZE_ARGS)
+        MMC_ERR("child: %d arguments, not %d\n", argc - 1, 2 + SIZE_ARGS);
+    for (int i = 0; i < SIZE_ARGS && 3 + i < argc; i++) {
+        size_arg(want, i);
+        if (strcmp(argv[3 + i], want) != 0) {
+            MMC_ERR("child: argument %d is '%s', not '%s'\n", 3 + i, argv[3 + i], want);
+            break;
+        }
+    }
+}
+
+/* a spawn too large for the PMI message fails at every parent */
+static void size_refused(char *cmd, char **args, const char *what)
+{
+    MPI_Comm inter = MPI_COMM_NULL;
+    int errs[1], cls, len;
+    char msg[MPI_MAX_ERROR_STRING];
+    int err = MPI_Comm_spawn(cmd, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+    if (err == MPI_SUCCESS) {
+        MMC_ERR("rank %d: the spawn with %s succeeded\n", rank, what);
+        MPI_Comm_disconnect(&inter);
+        return;
+    }
+    MPI_Error_class(err, &cls);
+    MPI_Error_string(err, msg, &len);
+    if (rank == 0 && cls != MPI_ERR_SPAWN)
+        MMC_ERR("rank 0: the spawn with %s failed with class %d, not MPI_ERR_SPAWN\n", what, cls);
+    printf("rank %d: the spawn with %s failed (class %d): %s\n", rank, what, cls, msg);
+}
+
+static int spawn_size(char *cmd)
+{
+    static char *many[2001], big[70001], bufs[SIZE_ARGS][SIZE_ARGLEN + 1];
+    char *one[2] = { big, NULL }, *fits[SIZE_ARGS + 3] = { "1", "size" };
+
+    for (int i = 0; i < 2000; i++)
+        many[i] = "x";
+    memset(big, 'y', sizeof(big) - 1);
+    size_refused(cmd, many, "2000 arguments");
+    size_refused(cmd, one, "an argument of 70000 bytes");
+    world_whole();
+
+    for (int i = 0; i < SIZE_ARGS; i++) {
+        size_arg(bufs[i], i);
+        fits[2 + i] = bufs[i];
+    }
+    MPI_Comm inter;
+    int errs[1];
+    int err = MPI_Comm_spawn(cmd, fits, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+    if (err != MPI_SUCCESS || errs[0] != MPI_SUCCESS) {
+        MMC_ERR("rank %d: the spawn of %d arguments failed\n", rank, SIZE_ARGS + 2);
+        return mmc_finish();
+    }
+    exchange(inter, 1);
+    mmc_merged_check(inter, 0);
+    MPI_Comm_disconnect(&inter);
+    if (rank == 0)
+        printf("size: %d arguments of %d bytes carried, checked messages\n", SIZE_ARGS,
+               SIZE_ARGLEN);
+    return mmc_finish();
+}
+
 #define SELF_ROUNDS 4
 #define SELF_CMDS 4
 
@@ -178,6 +261,8 @@ int main(int argc, char **argv)
     if (parent != MPI_COMM_NULL) {
         /* a child: rounds as its parents do */
         int round = argc > 1 ? atoi(argv[1]) : 0;
+        if (argc > 2 && strcmp(argv[2], "size") == 0)
+            size_child_check(argc, argv);
         exchange(parent, round);
         if (argc > 2 && strcmp(argv[2], "kill") == 0)
             raise(SIGKILL);
@@ -194,6 +279,8 @@ int main(int argc, char **argv)
         return spawn_die(argv[0]);
     if (argc > 1 && strcmp(argv[1], "self") == 0)
         return spawn_self(argv[0]);
+    if (argc > 1 && strcmp(argv[1], "size") == 0)
+        return spawn_size(argv[0]);
     char *args1[] = { "1", NULL };
     int err = MPI_Comm_spawn(argv[0], args1, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
     if (err != MPI_SUCCESS || errs[0] != MPI_SUCCESS) {
