@@ -94,6 +94,15 @@ typedef int MMC_context_id_t;
 #define MMC_COMM_IS_BOOTSTRAP(comm_) ((comm_)->attr & MPIR_COMM_ATTR__BOOTSTRAP)
 /* the source a posted receive waits for */
 #define MMC_RECV_SOURCE(rreq_) ((rreq_)->status.MPI_SOURCE)
+/* MPIDIG's test of a posted receive against a local message, and what a
+ * match sets (5.0 keeps a posted receive's source and tag in its status) */
+#define MMC_POSTED_MATCH(rank_, tag_, ctx_, rreq_) \
+    MPIDIG_match_request(rank_, tag_, ctx_, rreq_, true, MPIDIG_PT2PT_POSTED)
+#define MMC_RECV_MATCHED(rreq_, rank_, tag_)    \
+    do {                                        \
+        (rreq_)->status.MPI_SOURCE = (rank_);   \
+        (rreq_)->status.MPI_TAG = (tag_);       \
+    } while (0)
 #define MMC_PRECV_INIT(buf_, parts_, count_, type_, rank_, tag_, comm_, info_, req_) \
     MPIDIG_mpi_precv_init(buf_, parts_, count_, type_, rank_, tag_, comm_, info_, false, req_)
 
@@ -157,6 +166,15 @@ typedef MPIR_Context_id_t MMC_context_id_t;
 #define MMC_CH4_BOOTSTRAP_COMM 0
 #define MMC_COMM_IS_BOOTSTRAP(comm_) 0
 #define MMC_RECV_SOURCE(rreq_) MPIDIG_REQUEST(rreq_, u.recv.source)
+#define MMC_POSTED_MATCH(rank_, tag_, ctx_, rreq_) \
+    MPIDIG_match_request(rank_, tag_, ctx_, rreq_, MPIDIG_PT2PT_POSTED)
+#define MMC_RECV_MATCHED(rreq_, rank_, tag_)            \
+    do {                                                \
+        MPIDIG_REQUEST(rreq_, u.recv.source) = (rank_); \
+        MPIDIG_REQUEST(rreq_, u.recv.tag) = (tag_);     \
+        (rreq_)->status.MPI_SOURCE = (rank_);           \
+        (rreq_)->status.MPI_TAG = (tag_);               \
+    } while (0)
 #define MMC_PRECV_INIT MPIDIG_mpi_precv_init
 
 /* 4.x: MPIDU_Init_shm, set up before the shared-memory modules, over all of

@@ -19,6 +19,13 @@
  *          communicator, and MPICH 4.1+ probes it there, making progress
  *          inside the handler; every message, acknowledgement included, must
  *          be taken once (a box record taken twice completed a request twice)
+ *   direct rank 0 posts all its receives before rank 1 sends: plain small
+ *          messages whose receive is the posted queue's head go from the box
+ *          straight into the buffer (fbox_direct.h), the others (too large
+ *          for a compact record, a non-contiguous or truncated receive, a
+ *          receive behind another, a wildcard) through MPIDIG; every one
+ *          must land where its datatype says, with its status, and a freed
+ *          receive request must still get its bytes
  *
  * The fbox_* pvars, summed over the ranks, must show the boxes at work (none
  * with MPIR_CVAR_CH4_SHM_FASTBOX_SIZE=0) and, for fill, a full box, for many
@@ -238,6 +245,149 @@ static void nested(void)
     }
 }
 
+enum { D_BYTES, D_INTS, D_VECTOR, D_LB };
+#define D_ANY_TAG 1
+#define D_ANY_SOURCE 2
+#define D_FREED 4
+#define D_CAP 160
+
+/* in the order rank 0 posts them; rank 1 sends by tag, the window after */
+static const struct {
+    int tag, len, cap, kind, flags;
+} dcase[] = {
+    {0, 8, 8, D_BYTES, 0},
+    {1, 0, 16, D_BYTES, 0},
+    {2, 100, 100, D_INTS, 0},
+    {3, 112, 112, D_BYTES, 0},  /* a compact record's largest */
+    {4, 113, 113, D_BYTES, 0},  /* a full record */
+    {5, 40, 64, D_BYTES, D_ANY_TAG},
+    {6, 40, 40, D_BYTES, D_ANY_SOURCE},
+    {7, 64, 64, D_VECTOR, 0},
+    {8, 64, 64, D_LB, 0},
+    {9, 48, 32, D_BYTES, 0},    /* truncated */
+    {11, 24, 24, D_BYTES, 0},   /* posted before 10, sent after it */
+    {10, 24, 24, D_BYTES, 0},
+    {12, 8, 8, D_BYTES, D_FREED},
+    {13, 8, 8, D_BYTES, 0}
+};
+
+#define NDCASE ((int) (sizeof(dcase) / sizeof(dcase[0])))
+#define DWINDOW 64
+
+/* where byte j of a message lands in a receive of this kind */
+static size_t d_at(int kind, size_t j)
+{
+    return kind == D_VECTOR ? j / 8 * 16 + j % 8 : kind == D_LB ? 16 + j : j;
+}
+
+static void direct(void)
+{
+    unsigned char *buf = malloc((size_t) (NDCASE + DWINDOW) * D_CAP);
+    MPI_Request req[NDCASE + DWINDOW];
+    MPI_Status st[NDCASE + DWINDOW];
+    int go = 1;
+
+    if (rank == 1) {
+        MPI_Recv(&go, 1, MPI_INT, 0, 999, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int tag = 0; tag < NDCASE; tag++) {
+            int len = 0;
+            for (int i = 0; i < NDCASE; i++)
+                if (dcase[i].tag == tag)
+                    len = dcase[i].len;
+            mmc_fill(buf, (size_t) len, tag, 1);
+            MPI_Send(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+        }
+        for (int i = 0; i < DWINDOW; i++) {
+            mmc_fill(buf + i * 8, 8, 100 + i, 1);
+            MPI_Isend(buf + i * 8, 8, MPI_BYTE, 0, 100 + i, MPI_COMM_WORLD, &req[i]);
+        }
+        MPI_Waitall(DWINDOW, req, MPI_STATUSES_IGNORE);
+    } else if (rank == 0) {
+        MPI_Datatype vec, lb, t;
+        int len64 = 64, at16 = 16;
+        MPI_Type_vector(8, 8, 16, MPI_BYTE, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Type_create_indexed_block(1, len64, &at16, MPI_BYTE, &lb);
+        MPI_Type_commit(&lb);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        memset(buf, 0xee, (size_t) (NDCASE + DWINDOW) * D_CAP);
+        int n = 0;
+        for (int i = 0; i < NDCASE; i++) {
+            unsigned char *b = buf + i * D_CAP;
+            int count = dcase[i].cap;
+            t = MPI_BYTE;
+            if (dcase[i].kind == D_INTS) {
+                t = MPI_INT;
+                count /= (int) sizeof(int);
+            } else if (dcase[i].kind != D_BYTES) {
+                t = dcase[i].kind == D_VECTOR ? vec : lb;
+                count = 1;
+            }
+            MPI_Irecv(b, count, t, dcase[i].flags & D_ANY_SOURCE ? MPI_ANY_SOURCE : 1,
+                      dcase[i].flags & D_ANY_TAG ? MPI_ANY_TAG : dcase[i].tag, MPI_COMM_WORLD,
+                      &req[i]);
+            if (dcase[i].flags & D_FREED)
+                MPI_Request_free(&req[i]);
+            else
+                req[n++] = req[i];
+        }
+        int first_window = n;
+        for (int i = 0; i < DWINDOW; i++)
+            MPI_Irecv(buf + (NDCASE + i) * D_CAP, 8, MPI_BYTE, 1, 100 + i, MPI_COMM_WORLD,
+                      &req[n++]);
+        MPI_Send(&go, 1, MPI_INT, 1, 999, MPI_COMM_WORLD);
+        /* one at a time: MPI_Waitall stops at the truncated one's error */
+        int rc[NDCASE + DWINDOW];
+        for (int k = 0; k < n; k++)
+            rc[k] = MPI_Wait(&req[k], &st[k]);
+        /* the freed receive (12) is done: 13, sent after it, is */
+        for (int i = 0, k = 0; i < NDCASE; i++) {
+            const unsigned char *b = buf + i * D_CAP;
+            size_t got = (size_t) dcase[i].len, bad = 0;
+            int cls = MPI_SUCCESS, count = -1;
+            if (!(dcase[i].flags & D_FREED)) {
+                MPI_Status *s = &st[k];
+                MPI_Error_class(rc[k++], &cls);
+                MPI_Get_count(s, MPI_BYTE, &count);
+                if (s->MPI_SOURCE != 1 || s->MPI_TAG != dcase[i].tag)
+                    MMC_ERR("direct: receive %d got source %d tag %d, expected 1 and %d\n", i,
+                            s->MPI_SOURCE, s->MPI_TAG, dcase[i].tag);
+            }
+            if (dcase[i].len > dcase[i].cap) {
+                if (cls != MPI_ERR_TRUNCATE)
+                    MMC_ERR("direct: %d bytes into %d: error class %d, not MPI_ERR_TRUNCATE\n",
+                            dcase[i].len, dcase[i].cap, cls);
+                continue;
+            }
+            if (cls != MPI_SUCCESS || (count != -1 && count != dcase[i].len))
+                MMC_ERR("direct: receive %d: error class %d, %d bytes, expected %d\n", i, cls,
+                        count, dcase[i].len);
+            for (size_t j = 0; j < got; j++)
+                bad += b[d_at(dcase[i].kind, j)] != mmc_byte(dcase[i].tag, 1, got, j);
+            /* nothing outside where the datatype puts the data */
+            for (size_t j = 0, at = 0; j < D_CAP; j++) {
+                if (at < got && j == d_at(dcase[i].kind, at)) {
+                    at++;
+                    continue;
+                }
+                bad += b[j] != 0xee;
+            }
+            if (bad)
+                MMC_ERR("direct: receive %d (tag %d, %d bytes): %zu bytes wrong\n", i,
+                        dcase[i].tag, dcase[i].len, bad);
+        }
+        for (int i = 0; i < DWINDOW; i++) {
+            if (rc[first_window + i] != MPI_SUCCESS || st[first_window + i].MPI_TAG != 100 + i)
+                MMC_ERR("direct: window receive %d: error %d, tag %d\n", i, rc[first_window + i],
+                        st[first_window + i].MPI_TAG);
+            mmc_check(buf + (NDCASE + i) * D_CAP, 8, 100 + i, 1, "direct window");
+        }
+        MPI_Type_free(&vec);
+        MPI_Type_free(&lb);
+    }
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "order";
@@ -255,18 +405,26 @@ int main(int argc, char **argv)
         fill();
     } else if (strcmp(mode, "nested") == 0) {
         nested();
+    } else if (strcmp(mode, "direct") == 0) {
+        direct();
     } else {
         many();
     }
 
-    long long mine[4] = { mmc_pvar_counter("fbox_msgs"), mmc_pvar_counter("fbox_fallback_full"),
-        mmc_pvar_counter("fbox_fallback_nobox"), mmc_pvar_counter("fbox_fallback_large")
-    }, sum[4];
-    MPI_Reduce(mine, sum, 4, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    long long mine[5] = { mmc_pvar_counter("fbox_msgs"), mmc_pvar_counter("fbox_fallback_full"),
+        mmc_pvar_counter("fbox_fallback_nobox"), mmc_pvar_counter("fbox_fallback_large"),
+        mmc_pvar_counter("fbox_direct")
+    }, sum[5];
+    MPI_Reduce(mine, sum, 5, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         int off = mmc_cvar_int("MPIR_CVAR_CH4_SHM_FASTBOX_SIZE", -1) == 0;
         printf("%s: %lld messages through boxes, fallbacks: %lld box full, %lld no box, "
-               "%lld too large\n", mode, sum[0], sum[1], sum[2], sum[3]);
+               "%lld too large; %lld straight into their receive\n", mode, sum[0], sum[1],
+               sum[2], sum[3], sum[4]);
+        /* rank 1's first message finds rank 0's receive at the head */
+        if (strcmp(mode, "direct") == 0 && (off ? sum[4] != 0 : mine[4] <= 0))
+            MMC_ERR("direct: %lld messages straight into their receive with boxes %s\n",
+                    off ? sum[4] : mine[4], off ? "off" : "on");
         if (sum[0] < 0)
             MMC_ERR("no fbox_msgs pvar\n");
         else if (off ? sum[0] != 0 : sum[0] == 0)

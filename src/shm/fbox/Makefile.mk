@@ -3,7 +3,8 @@
 
 if BUILD_CH4_SHM_POSIX_EAGER_IQUEUE
 
-noinst_HEADERS += src/mpid/ch4/shm/posix/eager/fbox/fbox_post.h \
+noinst_HEADERS += src/mpid/ch4/shm/posix/eager/fbox/fbox_direct.h \
+                  src/mpid/ch4/shm/posix/eager/fbox/fbox_post.h \
                   src/mpid/ch4/shm/posix/eager/fbox/fbox_ring.h
 
 mpi_core_sources += src/mpid/ch4/shm/posix/eager/fbox/fbox_init.c \

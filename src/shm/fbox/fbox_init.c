@@ -96,6 +96,9 @@ int MPIDI_FBOX_init(MPIR_Comm * node_comm)
     MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_msgs", &g->msgs, "Messages sent through fast boxes");
     MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_bytes", &g->bytes,
                      "Message bytes sent through fast boxes");
+    MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_direct", &g->direct,
+                     "Messages received from fast boxes straight into the posted receive "
+                     "they matched");
     MMC_PVAR_COUNTER("CH4_FASTBOX", "fbox_fallback_full", &g->fallback[MPIDI_FBOX_FULL],
                      "Small messages left to the shared-memory queue: the peer's box was full "
                      "(a message the queue postpones counts again when retried)");

@@ -17,6 +17,7 @@
 #define FBOX_POST_H_INCLUDED
 
 #include "fbox_ring.h"
+#include "fbox_direct.h"
 #include "mmc_compat.h"
 
 /* box messages in a row before iqueue is looked at first once */
@@ -72,6 +73,7 @@ typedef struct {
     int depth;                  /* box records in use */
     /* MPI_T performance variables (category CH4_FASTBOX) */
     unsigned long long msgs, bytes;
+    unsigned long long direct;  /* records received straight into their receive */
     unsigned long long fallback[MPIDI_FBOX_RESULTS];    /* by MPIDI_FBOX_result_t */
     int initialized;            /* 5.0 may bootstrap more than one communicator */
     size_t region_bytes;
@@ -298,9 +300,33 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_queue_taken(int src)
         __atomic_store_n(&g->rx[g->rx_of[src]].box->iq_seen, n, __ATOMIC_RELEASE);
 }
 
+/* A record rx gave: a compact one straight into the posted receive it
+ * matches (MPIDI_FBOX_DELIVERED), else taken for the posix layer
+ * (MPIDI_POSIX_OK).  Taken before the receive completes and released after:
+ * completing it may make progress (a freed communicator's last reference). */
+MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_hand(MPIDI_POSIX_eager_recv_transaction_t * t,
+                                             MPIDI_FBOX_rx_t * rx, MPIDI_FBOX_rec_t * r)
+{
+    if (MPIDI_FBOX_IS_COMPACT(r)) {
+        const MPIDI_FBOX_compact_t *c = (const MPIDI_FBOX_compact_t *) MPIDI_FBOX_PAYLOAD(r);
+        size_t data_sz = MPIDI_FBOX_LEN(r) - sizeof(*c);
+        void *dst;
+        MPIR_Request *q = MPIDI_FBOX_direct_match(c, (MMC_context_id_t) r->msg_hdr, data_sz, &dst);
+        if (q) {
+            MPIDI_FBOX_rx_take(rx, r);
+            MPIDI_FBOX_direct(q, c, dst, data_sz);
+            MPIDI_FBOX_rx_release(rx);
+            MPIDI_FBOX_global.direct++;
+            return MPIDI_FBOX_DELIVERED;
+        }
+    }
+    MPIDI_FBOX_take(t, rx, r);
+    return MPIDI_POSIX_OK;
+}
+
 /* The next message of the boxes, or of the stashed iqueue message's sender
- * (whose box messages are older than it): 1 with iqueue's result in *ret;
- * 0 lets iqueue look. */
+ * (whose box messages are older than it): 1 with iqueue's result in *ret
+ * (or MPIDI_FBOX_DELIVERED); 0 lets iqueue look. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transaction_t * t,
                                                    int *ret)
 {
@@ -319,13 +345,13 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transa
         MPIDI_FBOX_rx_t *rx = &g->rx[g->rx_of[g->stash.src_local_rank]];
         r = MPIDI_FBOX_rx_peek(rx, g->cfg.size);
         if (r) {
-            MPIDI_FBOX_take(t, rx, r);
+            *ret = MPIDI_FBOX_hand(t, rx, r);
         } else {
             *t = g->stash;
             g->stashed = 0;
             MPIDI_FBOX_queue_taken(t->src_local_rank);
+            *ret = MPIDI_POSIX_OK;
         }
-        *ret = MPIDI_POSIX_OK;
         return 1;
     }
     if (unlikely(g->nrx < g->cfg.max_peers &&
@@ -341,8 +367,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_begin(MPIDI_POSIX_eager_recv_transa
             g->next = i + 1 == g->nrx ? 0 : i + 1;
             g->streak++;
             g->last = &g->rx[i];
-            MPIDI_FBOX_take(t, &g->rx[i], r);
-            *ret = MPIDI_POSIX_OK;
+            *ret = MPIDI_FBOX_hand(t, &g->rx[i], r);
             return 1;
         }
     }
