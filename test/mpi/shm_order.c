@@ -340,7 +340,7 @@ static void direct(void)
         int rc[NDCASE + DWINDOW];
         for (int k = 0; k < n; k++)
             rc[k] = MPI_Wait(&req[k], &st[k]);
-        /* the freed receive (12) is done: 13, sent after it, is */
+        /* the freed receive (12) is done once 13, sent after it, is */
         for (int i = 0, k = 0; i < NDCASE; i++) {
             const unsigned char *b = buf + i * D_CAP;
             size_t got = (size_t) dcase[i].len, bad = 0;

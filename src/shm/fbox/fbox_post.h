@@ -410,11 +410,13 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_recv_commit(void *cell)
 }
 
 /* After the posix layer took a box record: whether the next record of that
- * box is already published in the line the record ended in (two compact
- * records share a line), so that the same progress call takes it; the
- * round-robin then starts at that box.  Looking further would fetch a line
- * the sender may still be writing, on the ping-pong's path.  The streak
- * bounds a call's records, as it bounds the boxes' turn against iqueue. */
+ * box is already published, so that the same progress call takes it; the
+ * round-robin then starts at that box.  The next line is looked at only
+ * while receives are posted (a window of them, as in a message-rate burst):
+ * after a ping-pong's receive, nothing is posted, and fetching a line the
+ * sender may still be writing would cost the next message its latency.  The
+ * streak bounds a call's records, as it bounds the boxes' turn against
+ * iqueue. */
 MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_more(void)
 {
     MPIDI_FBOX_global_t *g = &MPIDI_FBOX_global;
@@ -424,7 +426,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_more(void)
     if (!rx)
         return 0;
     size_t at = (size_t) (rx->tail & (g->cfg.size - 1));
-    if ((at & (MPIDI_FBOX_LINE - 1)) == 0)
+    if ((at & (MPIDI_FBOX_LINE - 1)) == 0 && !MPIDI_global.per_vci[0].posted_list)
         return 0;
     uint32_t mark = __atomic_load_n(&((MPIDI_FBOX_rec_t *) (rx->box->ring + at))->mark,
                                     __ATOMIC_ACQUIRE);
