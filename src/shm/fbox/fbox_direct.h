@@ -24,13 +24,16 @@
  * layer to handle, but progress made and a message arrived */
 #define MPIDI_FBOX_DELIVERED (MPIDI_POSIX_NOK + 1)
 
-/* The receive a compact record goes to, with where its data goes, or NULL.
- * Boxes are VCI 0's, and so is every receive of a one-VCI build. */
+/* MPIDIG's posted receives the boxes' messages match: boxes are VCI 0's, and
+ * so is every receive of a one-VCI build */
+#define MPIDI_FBOX_POSTED (MPIDI_global.per_vci[0].posted_list)
+
+/* The receive a compact record goes to, with where its data goes, or NULL. */
 MPL_STATIC_INLINE_PREFIX MPIR_Request *MPIDI_FBOX_direct_match(const MPIDI_FBOX_compact_t * c,
                                                                MMC_context_id_t ctx,
                                                                size_t data_sz, void **dst)
 {
-    MPIR_Request *q = MPIDI_global.per_vci[0].posted_list;
+    MPIR_Request *q = MPIDI_FBOX_POSTED;
     int contig;
     size_t room;
     MPI_Aint lb;
@@ -51,7 +54,7 @@ MPL_STATIC_INLINE_PREFIX MPIR_Request *MPIDI_FBOX_direct_match(const MPIDI_FBOX_
 MPL_STATIC_INLINE_PREFIX void MPIDI_FBOX_direct(MPIR_Request * q, const MPIDI_FBOX_compact_t * c,
                                                 void *dst, size_t data_sz)
 {
-    DL_DELETE(MPIDI_global.per_vci[0].posted_list, q);
+    DL_DELETE(MPIDI_FBOX_POSTED, q);
     MPIDIG_PVAR_QUEUE_COUNTER_INC(MPIDIG_PT2PT_POSTED);
     MPIDIG_PVAR_QUEUE_LEVEL_DEC(MPIDIG_PT2PT_POSTED);
     MMC_RECV_MATCHED(q, c->src_rank, c->tag);

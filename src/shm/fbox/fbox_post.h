@@ -426,7 +426,7 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_more(void)
     if (!rx)
         return 0;
     size_t at = (size_t) (rx->tail & (g->cfg.size - 1));
-    if ((at & (MPIDI_FBOX_LINE - 1)) == 0 && !MPIDI_global.per_vci[0].posted_list)
+    if ((at & (MPIDI_FBOX_LINE - 1)) == 0 && !MPIDI_FBOX_POSTED)
         return 0;
     uint32_t mark = __atomic_load_n(&((MPIDI_FBOX_rec_t *) (rx->box->ring + at))->mark,
                                     __ATOMIC_ACQUIRE);
