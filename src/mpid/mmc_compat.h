@@ -39,6 +39,8 @@
 #define MMC_VCI_CVARS_IN_RANGE (MPIR_CVAR_CH4_NUM_VCIS >= 1 && MPIR_CVAR_CH4_RESERVE_VCIS >= 0)
 #define MMC_TYPEREP_PACK(buf_, count_, type_, off_, out_, max_, actual_) \
     MPIR_Typerep_pack(buf_, count_, type_, off_, out_, max_, actual_, MPIR_TYPEREP_FLAG_NONE)
+#define MMC_TYPEREP_UNPACK(in_, size_, buf_, count_, type_, off_, actual_) \
+    MPIR_Typerep_unpack(in_, size_, buf_, count_, type_, off_, actual_, MPIR_TYPEREP_FLAG_NONE)
 /* a posix eager receive transaction's VCIs (4.0: "vsi") */
 #define MMC_EAGER_SRC_VCI src_vci
 #define MMC_EAGER_DST_VCI dst_vci
@@ -63,6 +65,7 @@
 #define MMC_VCIS_ASKED MPIR_CVAR_CH4_NUM_VCIS
 #define MMC_VCI_CVARS_IN_RANGE 1
 #define MMC_TYPEREP_PACK MPIR_Typerep_pack
+#define MMC_TYPEREP_UNPACK MPIR_Typerep_unpack
 #define MMC_EAGER_SRC_VCI src_vsi
 #define MMC_EAGER_DST_VCI dst_vsi
 #define MMC_POSIX_PER_VCI(v_) (MPIDI_POSIX_global.per_vsi[v_])

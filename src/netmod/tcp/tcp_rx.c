@@ -70,16 +70,50 @@ int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why)
     return MPI_SUCCESS;
 }
 
+/* A piece of the payload of a noncontiguous receive.  MPICH's datatype
+ * engine unpacks whole basic elements only, and a read ends anywhere: the
+ * bytes of an element split by it wait at the front of rbuf, where the next
+ * read appends the rest (MPIDIG_recv_copy_seg took a split element for a
+ * datatype mismatch: an MPI_C_DOUBLE_COMPLEX into a strided layout failed).
+ * More left over than any element has, or anything at the message's end, is
+ * a real mismatch.  c->rx_left already counts the piece as read. */
+static void unpack_piece(MPIDI_TCP_conn_t * c, MPIR_Request * rreq, uint8_t * data, size_t n)
+{
+    MPIDIG_rreq_async_t *p = &MPIDIG_REQUEST(rreq, req->recv_async);
+    MPI_Aint done = 0;
+
+    MMC_TYPEREP_UNPACK(data, (MPI_Aint) n, MPIDIG_REQUEST(rreq, buffer),
+                       MPIDIG_REQUEST(rreq, count), MPIDIG_REQUEST(rreq, datatype), p->offset,
+                       &done);
+    p->offset += done;
+    p->in_data_sz -= done;
+    c->rx_carry = n - (size_t) done;
+    if (c->rx_carry > MPIDI_TCP_CARRY_MAX || (c->rx_carry && c->rx_left == 0)) {
+        /* what is left of the message is read and dropped */
+        rreq->status.MPI_ERROR = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+                                                      __func__, __LINE__, MPI_ERR_TYPE,
+                                                      "**dtypemismatch", 0);
+        c->rx_carry = 0;
+    } else if (c->rx_carry) {
+        memmove(c->rbuf, data + done, c->rx_carry);
+    } else if (c->rx_left == 0) {
+        MPIR_STATUS_SET_COUNT(rreq->status, p->offset);
+    }
+}
+
 static void consume_payload(MPIDI_TCP_conn_t * c, void *data, size_t n)
 {
     MPIR_Request *rreq = c->rx_req;
+    c->rx_left -= n;
     if (c->rx_held) {
         memcpy(c->rx_held, data, n);
         c->rx_held += n;
+    } else if (rreq && rreq->status.MPI_ERROR == MPI_SUCCESS &&
+               MPIDIG_REQUEST(rreq, req->recv_async.recv_type) == MPIDIG_RECV_DATATYPE) {
+        unpack_piece(c, rreq, data, n);
     } else if (rreq && n) {
         MPIDIG_recv_copy_seg(data, n, rreq);
     }
-    c->rx_left -= n;
 }
 
 /* MPIDIG describes a receive buffer by its datatype; a contiguous one becomes
@@ -192,6 +226,7 @@ static int rx_am(MPIDI_TCP_conn_t * c, const MPIDI_TCP_hdr_t * h, void *am_hdr,
     }
     c->rx_req = rreq;
     c->rx_left = h->payload_sz;
+    c->rx_carry = 0;
     c->rx_active = 1;
     MPIDI_TCP_global.n_rx_active++;
     /* everything buffered after the headers belongs to this payload */
@@ -255,16 +290,21 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
                 p->offset += n;
                 c->rx_left -= n;
             }
+        } else if (ok && p->recv_type == MPIDIG_RECV_DATATYPE) {
+            /* through the datatype engine, after a split element's first bytes */
+            size_t carry = c->rx_carry;
+            asked = (size_t) MPL_MIN(c->rx_left, (uint64_t) (MPIDI_TCP_RBUF_SIZE - carry));
+            n = read(c->fd, c->rbuf + carry, asked);
+            if (n > 0) {
+                c->rx_left -= n;
+                unpack_piece(c, rreq, c->rbuf, carry + (size_t) n);
+            }
         } else {
-            /* through the datatype engine, or discarded (truncation, no request) */
+            /* discarded (truncation, an error, no request) */
             asked = want;
             n = read(c->fd, c->rbuf, want);
-            if (n > 0) {
-                if (ok && p->recv_type == MPIDIG_RECV_DATATYPE)
-                    consume_payload(c, c->rbuf, (size_t) n);
-                else
-                    c->rx_left -= n;
-            }
+            if (n > 0)
+                c->rx_left -= n;
         }
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
             MPIDI_TCP_conn_lost(c, "receive", n == 0 ? 0 : errno);

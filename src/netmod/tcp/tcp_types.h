@@ -25,6 +25,9 @@
 #include "tcp_policy.h"
 
 /* read-ahead buffer: holds one read-ahead plus the largest header */
+/* the most bytes of a split basic element a datatype receive holds for the
+ * rest (MPICH's largest basic type, MPI_C_LONG_DOUBLE_COMPLEX, has 32) */
+#define MPIDI_TCP_CARRY_MAX   128
 #define MPIDI_TCP_RBUF_SIZE   (MPIDI_TCP_READAHEAD + MPIDI_TCP_HDR_SIZE + MPIDI_TCP_AM_HDR_MAX)
 /* segment in which noncontiguous data is packed for sending */
 #define MPIDI_TCP_PACK_SEG    65536
@@ -117,6 +120,7 @@ typedef struct MPIDI_TCP_conn {
     uint64_t rx_left;           /* payload bytes of an async message still to read */
     MPIR_Request *rx_req;       /* its request, NULL to discard */
     char *rx_held;              /* or the buffer of an unexpected message ch4:tcp holds */
+    size_t rx_carry;            /* bytes of a split element at rbuf's front (datatype receive) */
     int rx_active;
 } MPIDI_TCP_conn_t;
 
