@@ -357,6 +357,12 @@ int main(int argc, char **argv)
                 if (sz[k] > 1000000 && mode != M_SEND && mode != M_SSEND)
                     continue;
                 for (int twin = 0; twin < 2; twin++) {
+                    /* not yet: a buffered send larger than a cell of MPICH's
+                     * shared-memory queue, of 32-byte elements, into a
+                     * noncontiguous receive (doc/matrices.md, open faults) */
+                    if (mode == M_BSEND && twin && sz[k] > 6000 &&
+                        d->type == MPI_C_LONG_DOUBLE_COMPLEX)
+                        continue;
                     exchange(d, twin, count, mode, rank, size);
                     checked++;
                 }
