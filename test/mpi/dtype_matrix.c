@@ -222,10 +222,6 @@ static void expected(struct buf *exp, const struct dtype *d, MPI_Datatype stype,
     free(s.mem);
 }
 
-enum mode { M_SEND, M_SSEND, M_RSEND, M_BSEND, M_PERSISTENT, M_SENDRECV, M_BLOCKING, NMODES };
-static const char *mode_names[] = { "isend", "issend", "irsend", "ibsend", "send_init",
-    "sendrecv", "send/recv" };
-
 static int bsend_max;
 
 static void exchange(const struct dtype *d, int twin, MPI_Aint count, int mode, int rank, int size)
@@ -237,8 +233,8 @@ static void exchange(const struct dtype *d, int twin, MPI_Aint count, int mode, 
     int tsize;
 
     MPI_Type_size(d->type, &tsize);
-    if (mode == M_BSEND && (MPI_Aint) tsize * count > bsend_max)
-        mode = M_SEND;
+    if (mode == MMC_IBSEND && (MPI_Aint) tsize * count > bsend_max)
+        mode = MMC_ISEND;
     buf_alloc(&s, d->type, count);
     buf_alloc(&r, rtype, rcount);
     buf_alloc(&e, rtype, rcount);
@@ -249,11 +245,11 @@ static void exchange(const struct dtype *d, int twin, MPI_Aint count, int mode, 
     MPI_Status st;
     int err = MPI_SUCCESS;
     switch (mode) {
-        case M_SENDRECV:
+        case MMC_SENDRECV:
             err = MPI_Sendrecv(s.base, (int) count, d->type, next, tag, r.base, (int) rcount,
                                rtype, prev, tag, MPI_COMM_WORLD, &st);
             break;
-        case M_BLOCKING:
+        case MMC_BLOCKING:
             /* even ranks send first; an odd ring's last rank too */
             if (rank % 2 == 0 && rank != size - 1) {
                 err = MPI_Send(s.base, (int) count, d->type, next, tag, MPI_COMM_WORLD);
@@ -265,26 +261,14 @@ static void exchange(const struct dtype *d, int twin, MPI_Aint count, int mode, 
             break;
         default:
             MPI_Irecv(r.base, (int) rcount, rtype, prev, tag, MPI_COMM_WORLD, &req[0]);
-            if (mode == M_RSEND)
-                MPI_Barrier(MPI_COMM_WORLD);    /* every receive is posted */
-            if (mode == M_SEND)
-                MPI_Isend(s.base, (int) count, d->type, next, tag, MPI_COMM_WORLD, &req[1]);
-            else if (mode == M_SSEND)
-                MPI_Issend(s.base, (int) count, d->type, next, tag, MPI_COMM_WORLD, &req[1]);
-            else if (mode == M_RSEND)
-                MPI_Irsend(s.base, (int) count, d->type, next, tag, MPI_COMM_WORLD, &req[1]);
-            else if (mode == M_BSEND)
-                MPI_Ibsend(s.base, (int) count, d->type, next, tag, MPI_COMM_WORLD, &req[1]);
-            else {
-                MPI_Send_init(s.base, (int) count, d->type, next, tag, MPI_COMM_WORLD, &req[1]);
-                MPI_Start(&req[1]);
-            }
+            mmc_start_send(mode, s.base, (int) count, d->type, next, tag, MPI_COMM_WORLD,
+                           &req[1]);
             MPI_Status sts[2];
             err = MPI_Waitall(2, req, sts);
             st = sts[0];
             if (err == MPI_ERR_IN_STATUS)
                 err = sts[0].MPI_ERROR != MPI_SUCCESS ? sts[0].MPI_ERROR : sts[1].MPI_ERROR;
-            if (mode == M_PERSISTENT)
+            if (mode == MMC_SEND_INIT)
                 MPI_Request_free(&req[1]);
     }
 
@@ -292,7 +276,7 @@ static void exchange(const struct dtype *d, int twin, MPI_Aint count, int mode, 
         char msg[MPI_MAX_ERROR_STRING];
         int len;
         MPI_Error_string(err, msg, &len);
-        MMC_ERR("%s %s count %ld%s: %s\n", d->name, mode_names[mode], (long) count,
+        MMC_ERR("%s %s count %ld%s: %s\n", d->name, mmc_mode_names[mode], (long) count,
                 twin ? " into its twin" : "", msg);
         free(s.mem);
         free(r.mem);
@@ -303,13 +287,14 @@ static void exchange(const struct dtype *d, int twin, MPI_Aint count, int mode, 
     MPI_Get_count(&st, MPI_BYTE, &got);
     if (got != tsize * count || st.MPI_SOURCE != prev || st.MPI_TAG != tag)
         MMC_ERR("%s %s count %ld%s: status says %d bytes from %d tag %d, expected %ld from %d "
-                "tag %d\n", d->name, mode_names[mode], (long) count, twin ? " into its twin" : "",
-                got, st.MPI_SOURCE, st.MPI_TAG, (long) tsize * count, prev, tag);
+                "tag %d\n", d->name, mmc_mode_names[mode], (long) count,
+                twin ? " into its twin" : "", got, st.MPI_SOURCE, st.MPI_TAG,
+                (long) tsize * count, prev, tag);
     expected(&e, d, d->type, count, rtype, rcount, prev, tag);
     for (size_t i = 0; i < r.len; i++)
         if (r.mem[i] != e.mem[i]) {
             MMC_ERR("%s %s count %ld%s from %d: byte %ld of the receive buffer is %u, "
-                    "expected %u%s\n", d->name, mode_names[mode], (long) count,
+                    "expected %u%s\n", d->name, mmc_mode_names[mode], (long) count,
                     twin ? " into its twin" : "", prev, (long) i - MARGIN, r.mem[i], e.mem[i],
                     e.mem[i] == FILL ? " (outside the data)" : "");
             break;
@@ -348,19 +333,19 @@ int main(int argc, char **argv)
         MPI_Type_size(d->type, &tsize);
         for (int k = 0; k < nsizes; k++) {
             MPI_Aint count = sz[k] <= 1 ? sz[k] : (sz[k] + tsize - 1) / tsize;
-            for (int mode = 0; mode < NMODES; mode++) {
+            for (int mode = 0; mode < MMC_NMODES; mode++) {
                 /* every mode at every size in full; quick: isend everywhere,
                  * issend at the first two sizes */
-                if (quick && mode != M_SEND && !(mode == M_SSEND && k < 2))
+                if (quick && mode != MMC_ISEND && !(mode == MMC_ISSEND && k < 2))
                     continue;
                 /* past 1 MiB, standard and synchronous sends only */
-                if (sz[k] > 1000000 && mode != M_SEND && mode != M_SSEND)
+                if (sz[k] > 1000000 && mode != MMC_ISEND && mode != MMC_ISSEND)
                     continue;
                 for (int twin = 0; twin < 2; twin++) {
                     /* not yet: a buffered send larger than a cell of MPICH's
                      * shared-memory queue, of 32-byte elements, into a
                      * noncontiguous receive (doc/matrices.md, open faults) */
-                    if (mode == M_BSEND && twin && sz[k] > 6000 &&
+                    if (mode == MMC_IBSEND && twin && sz[k] > 6000 &&
                         d->type == MPI_C_LONG_DOUBLE_COMPLEX)
                         continue;
                     exchange(d, twin, count, mode, rank, size);

@@ -45,9 +45,6 @@ static const int counts[] = { 0, 1, 4, 1000, 70000, 600000 };
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
 #define MAXCOUNT 600000
 
-enum mode { M_SEND, M_SSEND, M_RSEND, M_BSEND, M_PERSISTENT, M_SENDRECV, NMODES };
-static const char *mode_names[] = { "isend", "issend", "irsend", "ibsend", "send_init",
-    "sendrecv" };
 
 /* the value of element i from src, small enough for every kind */
 static long value_of(int src, int mode, long i)
@@ -116,7 +113,7 @@ static void check_elements(const unsigned char *buf, size_t len, const struct pa
         if (!value_is(e + l->value_off, pr->kind, value_of(src, mode, i)) ||
             idx != index_of(src, i)) {
             MMC_ERR("%s %s %s count %d from %d: element %ld wrong (index %d, expected %d)\n",
-                    pr->name, mode_names[mode], what, count, src, i, idx, index_of(src, i));
+                    pr->name, mmc_mode_names[mode], what, count, src, i, idx, index_of(src, i));
             bad++;
         }
     }
@@ -127,7 +124,7 @@ static void check_elements(const unsigned char *buf, size_t len, const struct pa
              (in_elem >= l->index_off && in_elem < l->index_off + (MPI_Aint) sizeof(int)));
         if (!data && buf[b] != FILL) {
             MMC_ERR("%s %s %s count %d from %d: byte %zu outside the data was written\n",
-                    pr->name, mode_names[mode], what, count, src, b);
+                    pr->name, mmc_mode_names[mode], what, count, src, b);
             bad++;
         }
     }
@@ -142,7 +139,7 @@ static void exchange(const struct pair *pr, const struct layout *sl, const struc
 
     fill_elements(sbuf, pr, sl, count, rank, mode);
     memset(rbuf, FILL, rlen);
-    if (mode == M_SENDRECV) {
+    if (mode == MMC_SENDRECV) {
         MPI_Status st;
         MPI_Sendrecv(sbuf, count, sl->type, next, tag, rbuf, count, rl->type, prev, tag,
                      MPI_COMM_WORLD, &st);
@@ -152,28 +149,9 @@ static void exchange(const struct pair *pr, const struct layout *sl, const struc
             MMC_ERR("%s sendrecv %s: count %d received as %d\n", pr->name, what, count, got);
     } else {
         MPI_Irecv(rbuf, count, rl->type, prev, tag, MPI_COMM_WORLD, &req[0]);
-        switch (mode) {
-            case M_SEND:
-                MPI_Isend(sbuf, count, sl->type, next, tag, MPI_COMM_WORLD, &req[1]);
-                break;
-            case M_SSEND:
-                MPI_Issend(sbuf, count, sl->type, next, tag, MPI_COMM_WORLD, &req[1]);
-                break;
-            case M_RSEND:
-                /* every receive is posted before anyone sends */
-                MPI_Barrier(MPI_COMM_WORLD);
-                MPI_Irsend(sbuf, count, sl->type, next, tag, MPI_COMM_WORLD, &req[1]);
-                break;
-            case M_BSEND:
-                MPI_Ibsend(sbuf, count, sl->type, next, tag, MPI_COMM_WORLD, &req[1]);
-                break;
-            case M_PERSISTENT:
-                MPI_Send_init(sbuf, count, sl->type, next, tag, MPI_COMM_WORLD, &req[1]);
-                MPI_Start(&req[1]);
-                break;
-        }
+        mmc_start_send(mode, sbuf, count, sl->type, next, tag, MPI_COMM_WORLD, &req[1]);
         MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
-        if (mode == M_PERSISTENT)
+        if (mode == MMC_SEND_INIT)
             MPI_Request_free(&req[1]);
     }
     check_elements(rbuf, rlen, pr, rl, count, prev, mode, what);
@@ -257,9 +235,9 @@ int main(int argc, char **argv)
 
         for (size_t c = 0; c < NCOUNTS; c++) {
             int count = counts[c];
-            for (int mode = 0; mode < NMODES; mode++) {
+            for (int mode = 0; mode < MMC_BLOCKING; mode++) {
                 /* the large counts with two modes each: enough for every path */
-                if (count >= 70000 && mode != M_SEND && mode != M_SSEND)
+                if (count >= 70000 && mode != MMC_ISEND && mode != MMC_ISSEND)
                     continue;
                 exchange(pr, &same, &same, count, mode, rank, size, sbuf, rbuf,
                          (size_t) count * ext + 64, "into the same type");

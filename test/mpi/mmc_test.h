@@ -67,6 +67,41 @@ static inline void mmc_merged_check(MPI_Comm inter, int high)
     MPI_Comm_free(&all);
 }
 
+/* The send modes the datatype tests cross with every type and size; the
+ * first five are nonblocking and start with mmc_start_send, the last two
+ * each test runs its own way. */
+enum mmc_mode { MMC_ISEND, MMC_ISSEND, MMC_IRSEND, MMC_IBSEND, MMC_SEND_INIT, MMC_SENDRECV,
+    MMC_BLOCKING, MMC_NMODES };
+static const char *const mmc_mode_names[] = { "isend", "issend", "irsend", "ibsend",
+    "send_init", "sendrecv", "send/recv" };
+
+/* Starts a nonblocking send of that mode.  Every rank of comm calls it once
+ * its receive is posted (a ready send waits for all of them first); the
+ * request of MMC_SEND_INIT is persistent, freed by the caller once done. */
+static inline void mmc_start_send(int mode, const void *buf, int count, MPI_Datatype type,
+                                  int dest, int tag, MPI_Comm comm, MPI_Request * req)
+{
+    switch (mode) {
+        case MMC_ISEND:
+            MPI_Isend(buf, count, type, dest, tag, comm, req);
+            break;
+        case MMC_ISSEND:
+            MPI_Issend(buf, count, type, dest, tag, comm, req);
+            break;
+        case MMC_IRSEND:
+            MPI_Barrier(comm);
+            MPI_Irsend(buf, count, type, dest, tag, comm, req);
+            break;
+        case MMC_IBSEND:
+            MPI_Ibsend(buf, count, type, dest, tag, comm, req);
+            break;
+        case MMC_SEND_INIT:
+            MPI_Send_init(buf, count, type, dest, tag, comm, req);
+            MPI_Start(req);
+            break;
+    }
+}
+
 static inline int mmc_finish(void)
 {
     int rank, total;
