@@ -66,6 +66,14 @@ static split_rec_t *start_split(MPIR_Request * rreq, MPIR_Request * sreq, size_t
     return rec;
 }
 
+/* Whether BYTES end on a basic element of a receive type of one basic type
+ * (several: not known here).  CMA copies bytes; only an unpack notices an
+ * element the message cuts, which the standard makes MPI_ERR_TYPE. */
+static bool whole_elements(const MPIR_Datatype * dt, size_t bytes)
+{
+    return dt->builtin_element_size > 0 && bytes % (size_t) dt->builtin_element_size == 0;
+}
+
 int MPIDI_CMA_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size_t recv_data_sz,
                    bool need_pack, bool *deferred)
 {
@@ -79,9 +87,13 @@ int MPIDI_CMA_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size_t recv_dat
     int contig;
 
     *deferred = false;
-    if (need_pack) {
-        /* device memory, which process_vm_readv cannot reach: MPIDIG's
-         * rendezvous copies into it (not a refused read: not counted) */
+    MPIDI_Datatype_get_info(MPIDIG_REQUEST(rreq, count), MPIDIG_REQUEST(rreq, datatype), contig,
+                            dsz, rdt, true_lb);
+    if (need_pack || (!contig && recv_data_sz < dsz && !whole_elements(rdt, recv_data_sz))) {
+        /* device memory, which process_vm_readv cannot reach, or a
+         * noncontiguous receive filled part way, where only an unpack fails
+         * a cut element: MPIDIG's rendezvous copies it (not a refused read:
+         * not counted) */
         mpi_errno = MPIDIG_do_cts(rreq);
         *deferred = (mpi_errno == MPI_SUCCESS);
         return mpi_errno;
@@ -95,8 +107,6 @@ int MPIDI_CMA_recv(MPIDI_IPC_hdr * ipc_hdr, MPIR_Request * rreq, size_t recv_dat
         rcount = ipc_hdr->count;
         rtype = dt->handle;
     }
-    MPIDI_Datatype_get_info(MPIDIG_REQUEST(rreq, count), MPIDIG_REQUEST(rreq, datatype), contig,
-                            dsz, rdt, true_lb);
     size_t split = MPIDI_CMA_split_point(recv_data_sz, MPIDI_CMA_global.split_threshold,
                                          contig && ipc_hdr->is_contig);
     split_rec_t *rec = split ? start_split(rreq, sreq, split, recv_data_sz, true_lb,
