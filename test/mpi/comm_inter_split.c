@@ -14,7 +14,9 @@
  * MPI_COMM_TYPE_HW_GUIDED "mpi_shared_memory", its equivalent.  MPICH
  * 4.0.2 crashed where a group had no partner on its node
  * (doc/mpich-fixes.md).  Also a plain split of each intercommunicator
- * that leaves out each group's first process (4.0.2 hung there).
+ * that leaves out each group's first process (4.0.2 hung there), and a
+ * merge in which both groups ask for the same side (5.0.1 disagreed on the
+ * side where the groups interleave the world's ranks).
  */
 #include "mmc_test.h"
 
@@ -150,6 +152,33 @@ static void check_split(MPI_Comm inter, const struct placement *p, enum how how,
     MPI_Comm_free(&sh);
 }
 
+/* A merge where both groups ask for the same side: MPICH orders the groups
+ * by which one is low, which every process of both must agree on (5.0.1
+ * did not where the groups interleave the world's ranks: doc/mpich-fixes.md).
+ * The merged ranks are one group's in group order, then the other's. */
+static void check_merge(MPI_Comm inter, const int *a, const int *b, const char *name,
+                        int wrank)
+{
+    MPI_Comm merged;
+    int msize, first, *w;
+    MPI_Intercomm_merge(inter, 0, &merged);
+    MPI_Comm_size(merged, &msize);
+    w = malloc(msize * sizeof(int));
+    MPI_Allgather(&wrank, 1, MPI_INT, w, 1, MPI_INT, merged);
+    const int *lists[2] = { a, b };
+    first = w[0] == a[0] ? 0 : 1;
+    int k = 0;
+    for (int g = 0; g < 2; g++)
+        for (const int *l = lists[g ^ first]; *l >= 0; l++, k++)
+            if (k >= msize || w[k] != *l)
+                MMC_ERR("%s: rank %d: merged rank %d is world rank %d, expected %d\n", name,
+                        wrank, k, k < msize ? w[k] : -1, *l);
+    if (k != msize)
+        MMC_ERR("%s: rank %d: merged size %d, expected %d\n", name, wrank, msize, k);
+    free(w);
+    MPI_Comm_free(&merged);
+}
+
 int main(int argc, char **argv)
 {
     int wrank, size;
@@ -171,14 +200,10 @@ int main(int argc, char **argv)
         printf("\n");
     }
 
-    /* no-interleaved: leave out the 2+2 placement whose groups interleave
-     * the world's ranks (a split of it hangs on 5.0.1: doc/matrices.md) */
-    int no_interleaved = argc > 1 && !strcmp(argv[1], "no-interleaved"), ran = 0;
+    int ran = 0;
     for (size_t i = 0; i < sizeof(placements) / sizeof(placements[0]); i++) {
         const struct placement *p = &placements[i];
         if (!fits(p->a, size) || !fits(p->b, size))
-            continue;
-        if (no_interleaved && strstr(p->name, "interleaved"))
             continue;
         ran++;
         int in_a = in_list(p->a, wrank), in_b = in_list(p->b, wrank);
@@ -210,6 +235,23 @@ int main(int argc, char **argv)
                 MMC_ERR("%s: rank %d: split without the first processes: allreduce gave %d, "
                         "expected %d\n", p->name, wrank, n, rsize - 1);
             MPI_Comm_free(&rest);
+        }
+
+        check_merge(inter, p->a, p->b, p->name, wrank);
+
+        /* pairs of the i-th processes of the groups: where the groups
+         * interleave, 5.0.1 had both sides of the second pair high, and a
+         * barrier over it waited for good */
+        MPI_Comm pair;
+        MPI_Comm_split(inter, lrank, 0, &pair);
+        if ((pair != MPI_COMM_NULL) != (lrank < rsize))
+            MMC_ERR("%s: rank %d: the pair of rank %d is %snull\n", p->name, wrank, lrank,
+                    pair == MPI_COMM_NULL ? "" : "not ");
+        if (pair != MPI_COMM_NULL) {
+            int pa[2] = { p->a[lrank], -1 }, pb[2] = { p->b[lrank], -1 };
+            MPI_Barrier(pair);
+            check_merge(pair, pa, pb, p->name, wrank);
+            MPI_Comm_free(&pair);
         }
 
         MPI_Comm undef;
