@@ -24,6 +24,10 @@
  * 70000 bytes, fail with MPI_ERR_SPAWN at the root and an error elsewhere
  * (they ended the job: MPICH's PMI client asserted, hydra's proxy quit); then
  * a spawn of 400 arguments of 50 bytes arrives whole in the child.
+ *
+ * tcp_spawn refused: where the launcher cannot spawn (4.0.2 under srun
+ * --mpi=pmix), a spawn of one child fails with MPI_ERR_SPAWN at the root and
+ * an error elsewhere, naming why, and the parents go on.
  */
 #include "mmc_test.h"
 #include <signal.h>
@@ -32,6 +36,16 @@
 #define TAG 17
 
 static int rank;
+
+/* host I (1 or 2) as the launcher names it: mmc-hI under hydra, the Slurm
+ * node nI under srun (run-tests sets MMC_HOST_PREFIX=n) */
+static const char *host(int i)
+{
+    static char name[2][64];
+    const char *prefix = getenv("MMC_HOST_PREFIX");
+    snprintf(name[i - 1], sizeof name[0], "%s%d", prefix ? prefix : "mmc-h", i);
+    return name[i - 1];
+}
 
 /* every rank sends every remote rank a message it can check, both ways */
 static void exchange(MPI_Comm inter, int round)
@@ -59,7 +73,7 @@ static void world_whole(void)
     mmc_fill(out, sizeof(out), 5, rank);
     MPI_Sendrecv(out, sizeof(out), MPI_BYTE, other, 5, in, sizeof(in), MPI_BYTE, other, 5,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    mmc_check(in, sizeof(in), 5, other, "world after the child died");
+    mmc_check(in, sizeof(in), 5, other, "the world after a failed spawn");
 }
 
 /* A child that dies after the spawn fails what depends on it, nothing else. */
@@ -71,7 +85,7 @@ static int spawn_kill(char *cmd)
     char *args[] = { "1", "kill", NULL }, msg[MPI_MAX_ERROR_STRING], c;
 
     MPI_Info_create(&info);
-    MPI_Info_set(info, "host", "mmc-h2");
+    MPI_Info_set(info, "host", host(2));
     int err = MPI_Comm_spawn(cmd, args, 1, info, 0, MPI_COMM_WORLD, &inter, errs);
     MPI_Info_free(&info);
     if (err != MPI_SUCCESS || errs[0] != MPI_SUCCESS) {
@@ -111,7 +125,7 @@ static int spawn_die(char *cmd)
     char *args[] = { "1", "die", NULL }, msg[MPI_MAX_ERROR_STRING];
 
     MPI_Info_create(&info);
-    MPI_Info_set(info, "host", "mmc-h2");
+    MPI_Info_set(info, "host", host(2));
     double t0 = MPI_Wtime();
     int err = MPI_Comm_spawn(cmd, args, 1, info, 0, MPI_COMM_WORLD, &inter, errs);
     double t = MPI_Wtime() - t0;
@@ -161,7 +175,7 @@ static void size_child_check(int argc, char **argv)
 }
 
 /* a spawn too large for the PMI message fails at every parent */
-static void size_refused(char *cmd, char **args, const char *what)
+static void spawn_refused(char *cmd, char **args, const char *what)
 {
     MPI_Comm inter = MPI_COMM_NULL;
     int errs[1], cls, len;
@@ -187,8 +201,8 @@ static int spawn_size(char *cmd)
     for (int i = 0; i < 2000; i++)
         many[i] = "x";
     memset(big, 'y', sizeof(big) - 1);
-    size_refused(cmd, many, "2000 arguments");
-    size_refused(cmd, one, "an argument of 70000 bytes");
+    spawn_refused(cmd, many, "2000 arguments");
+    spawn_refused(cmd, one, "an argument of 70000 bytes");
     world_whole();
 
     for (int i = 0; i < SIZE_ARGS; i++) {
@@ -282,6 +296,11 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "size") == 0)
         return spawn_size(argv[0]);
     char *args1[] = { "1", NULL };
+    if (argc > 1 && strcmp(argv[1], "refused") == 0) {
+        spawn_refused(argv[0], args1, "one child");
+        world_whole();
+        return mmc_finish();
+    }
     int err = MPI_Comm_spawn(argv[0], args1, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
     if (err != MPI_SUCCESS || errs[0] != MPI_SUCCESS) {
         MMC_ERR("rank %d: MPI_Comm_spawn failed\n", rank);
@@ -301,7 +320,7 @@ int main(int argc, char **argv)
     MPI_Info infos[2];
     for (int i = 0; i < 2; i++) {
         MPI_Info_create(&infos[i]);
-        MPI_Info_set(infos[i], "host", i ? "mmc-h1" : "mmc-h2");
+        MPI_Info_set(infos[i], "host", host(i ? 1 : 2));
     }
     err = MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &inter, errs);
     for (int i = 0; i < 2; i++)
@@ -314,7 +333,7 @@ int main(int argc, char **argv)
     mmc_merged_check(inter, 0);
     MPI_Comm_disconnect(&inter);
     if (rank == 0)
-        printf("spawn_multiple: 2 children on mmc-h2 and mmc-h1, checked messages, merged "
-               "ring and allreduce\n");
+        printf("spawn_multiple: 2 children on %s and %s, checked messages, merged "
+               "ring and allreduce\n", host(2), host(1));
     return mmc_finish();
 }
