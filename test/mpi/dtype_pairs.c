@@ -45,7 +45,6 @@ static const int counts[] = { 0, 1, 4, 1000, 70000, 600000 };
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
 #define MAXCOUNT 600000
 
-
 /* the value of element i from src, small enough for every kind */
 static long value_of(int src, int mode, long i)
 {
