@@ -8,13 +8,26 @@
  * What each process must receive follows from the world ranks of the
  * members, so every message, every collective's result and every window's
  * contents is checked.
+ *
+ *   comm_matrix [dynamic]   dynamic: instead, the communicators of dynamic
+ *                           processes: the intercommunicator of a spawn (2
+ *                           children of this program) and one of
+ *                           connect/accept between the parents and the
+ *                           children and within each job, with what is made of
+ *                           each; ranks then count in the parents' and
+ *                           children's merged communicator
  */
 #include "mmc_test.h"
 
+#define NCHILD 2
+
+/* the communicator whose ranks name the processes (the world, or the
+ * parents and children merged) and this process' rank in it */
+static MPI_Comm ref;
 static int wrank;
 static char cname[64];
 
-/* the world rank of rank r of comm (remote: of its remote group) */
+/* the rank in ref of rank r of comm (remote: of its remote group) */
 static int world_of(MPI_Comm comm, int r, int remote)
 {
     MPI_Group g, wg;
@@ -23,7 +36,7 @@ static int world_of(MPI_Comm comm, int r, int remote)
         MPI_Comm_remote_group(comm, &g);
     else
         MPI_Comm_group(comm, &g);
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(ref, &wg);
     MPI_Group_translate_ranks(g, 1, &r, wg, &w);
     MPI_Group_free(&g);
     MPI_Group_free(&wg);
@@ -191,13 +204,132 @@ static void check_inter(MPI_Comm c, const char *name)
     free(got);
 }
 
+/* an intercommunicator and what is made of it: a dup, its merge (this side
+ * high or not), its split by local rank parity and its shared-memory split */
+static void check_inter_family(MPI_Comm inter, int high, const char *name)
+{
+    char what[64];
+    MPI_Comm d;
+    check_inter(inter, name);
+    MPI_Comm_dup(inter, &d);
+    snprintf(what, sizeof(what), "%s dup", name);
+    check_inter(d, what);
+    MPI_Comm_free(&d);
+    MPI_Intercomm_merge(inter, high, &d);
+    snprintf(what, sizeof(what), "%s merged", name);
+    check_intra(d, what);
+    MPI_Comm_free(&d);
+    int lr;
+    MPI_Comm_rank(inter, &lr);
+    MPI_Comm_split(inter, lr % 2, lr, &d);
+    if (d != MPI_COMM_NULL) {
+        snprintf(what, sizeof(what), "%s split", name);
+        check_inter(d, what);
+        MPI_Comm_free(&d);
+    }
+    MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &d);
+    if (d != MPI_COMM_NULL) {
+        snprintf(what, sizeof(what), "%s shared-memory split", name);
+        check_inter(d, what);
+        MPI_Comm_free(&d);
+    }
+}
+
+/* connect/accept: rank 0 of acc opens a port and sends its name to rank
+ * dest of via (tag 60); acc accepts, con connects (each side passes
+ * MPI_COMM_NULL for the other); the result checked with its family */
+static void joined(MPI_Comm acc, MPI_Comm con, MPI_Comm via, int dest, const char *name)
+{
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm c;
+    int r;
+    if (acc != MPI_COMM_NULL) {
+        MPI_Comm_rank(acc, &r);
+        if (r == 0) {
+            MPI_Open_port(MPI_INFO_NULL, port);
+            MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, dest, 60, via);
+        }
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, acc, &c);
+        if (r == 0)
+            MPI_Close_port(port);
+    } else {
+        MPI_Comm_rank(con, &r);
+        if (r == 0)
+            MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, MPI_ANY_SOURCE, 60, via,
+                     MPI_STATUS_IGNORE);
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, con, &c);
+    }
+    check_inter_family(c, acc == MPI_COMM_NULL, name);
+    MPI_Comm_disconnect(&c);
+}
+
+/* the dynamic part: parent is MPI_COMM_NULL in the parents */
+static void dynamic(const char *self, MPI_Comm parent)
+{
+    int child = parent != MPI_COMM_NULL, size, r, errs;
+    MPI_Comm inter = parent, all, half;
+
+    if (!child) {
+        char *args[] = { "dynamic", NULL };
+        int codes[NCHILD];
+        MPI_Comm_spawn(self, args, NCHILD, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+        for (int i = 0; i < NCHILD; i++)
+            if (codes[i] != MPI_SUCCESS)
+                MMC_ERR("spawn: child %d failed with %d\n", i, codes[i]);
+    }
+    MPI_Intercomm_merge(inter, child, &all);
+    ref = all;
+    MPI_Comm_rank(all, &wrank);
+    check_intra(all, "parents and children");
+    check_inter_family(inter, child, "spawned");
+    if (child)
+        check_intra(MPI_COMM_WORLD, "children's world");
+
+    /* the parents accept, the children connect */
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    joined(child ? MPI_COMM_NULL : MPI_COMM_WORLD, child ? MPI_COMM_WORLD : MPI_COMM_NULL,
+           inter, 0, "parents x children");
+
+    /* within each job, its first half accepts and the rest connects */
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) {
+        int low = r < (size + 1) / 2;
+        MPI_Comm_split(MPI_COMM_WORLD, low, r, &half);
+        joined(low ? half : MPI_COMM_NULL, low ? MPI_COMM_NULL : half, MPI_COMM_WORLD,
+               (size + 1) / 2, child ? "children's halves" : "parents' halves");
+        MPI_Comm_free(&half);
+    }
+
+    /* the parents' rank 0 reports for all */
+    MPI_Reduce(&mmc_errs, &errs, 1, MPI_INT, MPI_SUM, 0, all);
+    mmc_errs = wrank == 0 ? errs : 0;
+    ref = MPI_COMM_WORLD;
+    MPI_Comm_free(&all);
+    MPI_Comm_disconnect(&inter);
+    if (wrank == 0)
+        printf("comm_matrix dynamic: %d parents, %d children\n", size, NCHILD);
+}
+
 int main(int argc, char **argv)
 {
     int size;
     MPI_Init(&argc, &argv);
+    ref = MPI_COMM_WORLD;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm c, d, inter;
+
+    if (argc > 1 && !strcmp(argv[1], "dynamic")) {
+        MPI_Comm parent;
+        MPI_Comm_get_parent(&parent);
+        dynamic(argv[0], parent);
+        if (parent != MPI_COMM_NULL) {
+            /* the children report through the parents */
+            MPI_Finalize();
+            return 0;
+        }
+        return mmc_finish();
+    }
 
     check_intra(MPI_COMM_WORLD, "world");
     check_intra(MPI_COMM_SELF, "self");
@@ -274,25 +406,7 @@ int main(int argc, char **argv)
         int low = wrank < (size + 1) / 2;
         MPI_Comm_split(MPI_COMM_WORLD, low, wrank, &c);
         MPI_Intercomm_create(c, 0, MPI_COMM_WORLD, low ? (size + 1) / 2 : 0, 9, &inter);
-        check_inter(inter, "intercommunicator");
-        MPI_Comm_dup(inter, &d);
-        check_inter(d, "intercommunicator dup");
-        MPI_Comm_free(&d);
-        MPI_Intercomm_merge(inter, !low, &d);
-        check_intra(d, "merged intercommunicator");
-        MPI_Comm_free(&d);
-        int lr;
-        MPI_Comm_rank(inter, &lr);
-        MPI_Comm_split(inter, lr % 2, lr, &d);
-        if (d != MPI_COMM_NULL) {
-            check_inter(d, "split intercommunicator");
-            MPI_Comm_free(&d);
-        }
-        MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &d);
-        if (d != MPI_COMM_NULL) {
-            check_inter(d, "shared-memory split of an intercommunicator");
-            MPI_Comm_free(&d);
-        }
+        check_inter_family(inter, !low, "intercommunicator");
         MPI_Comm_free(&inter);
         MPI_Comm_free(&c);
     }

@@ -12,7 +12,7 @@
  * margins on both sides) still holding their fill.  So a transport that
  * drops, shifts or reorders a block, or writes into a hole, fails.
  *
- *   dtype_matrix [quick]    quick: 3 counts and 2 send modes a type
+ *   dtype_matrix [quick]    quick: 3 counts and 3 send modes a type
  */
 #include "mmc_test.h"
 #include <complex.h>
@@ -249,6 +249,10 @@ static void exchange(const struct dtype *d, int twin, MPI_Aint count, int mode, 
             err = MPI_Sendrecv(s.base, (int) count, d->type, next, tag, r.base, (int) rcount,
                                rtype, prev, tag, MPI_COMM_WORLD, &st);
             break;
+        case MMC_PSEND:
+            err = mmc_partitioned(s.base, count, d->type, r.base, rcount, rtype, next, prev,
+                                  tag, MPI_COMM_WORLD, &st);
+            break;
         case MMC_BLOCKING:
             /* even ranks send first; an odd ring's last rank too */
             if (rank % 2 == 0 && rank != size - 1) {
@@ -335,11 +339,13 @@ int main(int argc, char **argv)
             MPI_Aint count = sz[k] <= 1 ? sz[k] : (sz[k] + tsize - 1) / tsize;
             for (int mode = 0; mode < MMC_NMODES; mode++) {
                 /* every mode at every size in full; quick: isend everywhere,
-                 * issend at the first two sizes */
-                if (quick && mode != MMC_ISEND && !(mode == MMC_ISSEND && k < 2))
+                 * issend at the first two sizes, partitioned at the second */
+                if (quick && mode != MMC_ISEND && !(mode == MMC_ISSEND && k < 2) &&
+                    !(mode == MMC_PSEND && k == 1))
                     continue;
-                /* past 1 MiB, standard and synchronous sends only */
-                if (sz[k] > 1000000 && mode != MMC_ISEND && mode != MMC_ISSEND)
+                /* past 1 MiB, standard, synchronous and partitioned sends only */
+                if (sz[k] > 1000000 && mode != MMC_ISEND && mode != MMC_ISSEND &&
+                    mode != MMC_PSEND)
                     continue;
                 for (int twin = 0; twin < 2; twin++) {
                     /* not yet: a buffered send larger than a cell of MPICH's

@@ -146,6 +146,10 @@ static void exchange(const struct pair *pr, const struct layout *sl, const struc
         MPI_Get_count(&st, rl->type, &got);
         if (got != count)
             MMC_ERR("%s sendrecv %s: count %d received as %d\n", pr->name, what, count, got);
+    } else if (mode == MMC_PSEND) {
+        MPI_Status st;
+        mmc_partitioned(sbuf, count, sl->type, rbuf, count, rl->type, next, prev, tag,
+                        MPI_COMM_WORLD, &st);
     } else {
         MPI_Irecv(rbuf, count, rl->type, prev, tag, MPI_COMM_WORLD, &req[0]);
         mmc_start_send(mode, sbuf, count, sl->type, next, tag, MPI_COMM_WORLD, &req[1]);
@@ -235,8 +239,9 @@ int main(int argc, char **argv)
         for (size_t c = 0; c < NCOUNTS; c++) {
             int count = counts[c];
             for (int mode = 0; mode < MMC_BLOCKING; mode++) {
-                /* the large counts with two modes each: enough for every path */
-                if (count >= 70000 && mode != MMC_ISEND && mode != MMC_ISSEND)
+                /* the large counts with three modes each: enough for every path */
+                if (count >= 70000 && mode != MMC_ISEND && mode != MMC_ISSEND &&
+                    mode != MMC_PSEND)
                     continue;
                 exchange(pr, &same, &same, count, mode, rank, size, sbuf, rbuf,
                          (size_t) count * ext + 64, "into the same type");

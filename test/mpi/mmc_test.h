@@ -68,12 +68,13 @@ static inline void mmc_merged_check(MPI_Comm inter, int high)
 }
 
 /* The send modes the datatype tests cross with every type and size; the
- * first five are nonblocking and start with mmc_start_send, the last two
- * each test runs its own way. */
-enum mmc_mode { MMC_ISEND, MMC_ISSEND, MMC_IRSEND, MMC_IBSEND, MMC_SEND_INIT, MMC_SENDRECV,
-    MMC_BLOCKING, MMC_NMODES };
+ * first five are nonblocking and start with mmc_start_send, partitioned
+ * exchanges go through mmc_partitioned, the last two each test runs its own
+ * way. */
+enum mmc_mode { MMC_ISEND, MMC_ISSEND, MMC_IRSEND, MMC_IBSEND, MMC_SEND_INIT, MMC_PSEND,
+    MMC_SENDRECV, MMC_BLOCKING, MMC_NMODES };
 static const char *const mmc_mode_names[] = { "isend", "issend", "irsend", "ibsend",
-    "send_init", "sendrecv", "send/recv" };
+    "send_init", "psend_init", "sendrecv", "send/recv" };
 
 /* Starts a nonblocking send of that mode.  Every rank of comm calls it once
  * its receive is posted (a ready send waits for all of them first); the
@@ -100,6 +101,50 @@ static inline void mmc_start_send(int mode, const void *buf, int count, MPI_Data
             MPI_Start(req);
             break;
     }
+}
+
+/* A ring exchange by partitioned communication (MPI 4.0): scount elements to
+ * next, rcount from prev, each cut into the same number of partitions (the
+ * largest of 7, 5, 4, 3, 2 that divides scount, else one), made ready out of
+ * order through MPI_Pready, MPI_Pready_range and MPI_Pready_list, each
+ * partition of the receive watched with MPI_Parrived.  Returns the error of
+ * the wait, the receive's status in *st. */
+static inline int mmc_partitioned(const void *sbuf, MPI_Aint scount, MPI_Datatype stype,
+                                  void *rbuf, MPI_Aint rcount, MPI_Datatype rtype, int next,
+                                  int prev, int tag, MPI_Comm comm, MPI_Status * st)
+{
+    static const int cuts[] = { 7, 5, 4, 3, 2 };
+    int p = 1;
+    for (int i = 0; i < 5 && p == 1; i++)
+        if (scount >= cuts[i] && scount % cuts[i] == 0 && rcount % cuts[i] == 0)
+            p = cuts[i];
+    MPI_Request req[2];
+    MPI_Status sts[2];
+    MPI_Precv_init(rbuf, p, rcount / p, rtype, prev, tag, comm, MPI_INFO_NULL, &req[0]);
+    MPI_Psend_init(sbuf, p, scount / p, stype, next, tag, comm, MPI_INFO_NULL, &req[1]);
+    MPI_Startall(2, req);
+    /* the last alone, the upper half but the last as a range, the lower
+     * half as a list from the top down */
+    MPI_Pready(p - 1, req[1]);
+    if (p / 2 <= p - 2)
+        MPI_Pready_range(p / 2, p - 2, req[1]);
+    int low[7], nlow = 0;
+    for (int i = p / 2 - 1; i >= 0; i--)
+        low[nlow++] = i;
+    if (nlow)
+        MPI_Pready_list(nlow, low, req[1]);
+    for (int i = 0; i < p; i++) {
+        int arrived = 0;
+        while (!arrived)
+            MPI_Parrived(req[0], i, &arrived);
+    }
+    int err = MPI_Waitall(2, req, sts);
+    *st = sts[0];
+    if (err == MPI_ERR_IN_STATUS)
+        err = sts[0].MPI_ERROR != MPI_SUCCESS ? sts[0].MPI_ERROR : sts[1].MPI_ERROR;
+    MPI_Request_free(&req[0]);
+    MPI_Request_free(&req[1]);
+    return err;
 }
 
 static inline int mmc_finish(void)
