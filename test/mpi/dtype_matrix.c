@@ -348,12 +348,6 @@ int main(int argc, char **argv)
                     mode != MMC_PSEND)
                     continue;
                 for (int twin = 0; twin < 2; twin++) {
-                    /* not yet: a buffered send larger than a cell of MPICH's
-                     * shared-memory queue, of 32-byte elements, into a
-                     * noncontiguous receive (doc/matrices.md, open faults) */
-                    if (mode == MMC_IBSEND && twin && sz[k] > 6000 &&
-                        d->type == MPI_C_LONG_DOUBLE_COMPLEX)
-                        continue;
                     exchange(d, twin, count, mode, rank, size);
                     checked++;
                 }
