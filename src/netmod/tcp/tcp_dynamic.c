@@ -355,10 +355,12 @@ void MPIDI_TCP_port_close(int tag)
     MPL_free(p);
 }
 
+/* why: what the refusal logs, NULL for none */
 static void refuse_connect(MPIDI_TCP_conn_t * c, uint32_t tag, const char *why)
 {
     MPIDI_TCP_dyn_msg_t r = {.tag = tag, .kind = MPIDI_TCP_DYN_REFUSED };
-    MPIDI_TCP_refused(&c->remote, why);
+    if (why)
+        MPIDI_TCP_refused(&c->remote, why);
     send_dmsg(c, &r, NULL);
 }
 
@@ -374,7 +376,10 @@ int MPIDI_TCP_dyn_rx(MPIDI_TCP_conn_t * c, const uint8_t * body, size_t len)
     if (m.kind == MPIDI_TCP_DYN_CONNECT) {
         MPIDI_TCP_port_t *p = port_find(m.tag);
         if (p == NULL) {
-            refuse_connect(c, m.tag, "a connect to a port this process has not opened");
+            /* a proven peer's connect to a port closed or never opened: an
+             * application's error, which its MPI_Comm_connect returns as
+             * MPI_ERR_PORT; nothing for the log of refused strangers */
+            refuse_connect(c, m.tag, NULL);
             return MPI_SUCCESS;
         }
         if (MPIDI_TCP_auth_dyn_msg_check(&m, p->secret, c->nonce_l, c->nonce_i)) {
