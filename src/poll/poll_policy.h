@@ -155,6 +155,15 @@ static inline int MPIDI_POLL_nm_due(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t 
     return 0;
 }
 
+/* The next pass polls the netmod whatever the ratio and the netmod's report:
+ * after a yield, and for a test whose answer may come from a remote rank in a
+ * message sent before the one that ended the caller's last wait (the
+ * netmod may hold it while shared memory delivered the later one). */
+static inline void MPIDI_POLL_nm_next(MPIDI_POLL_arbiter_t * a)
+{
+    a->since_nm = a->max_ratio;
+}
+
 /* A pass of the stock order on MPICH 4.1+, which decides by itself (shared
  * memory first, the netmod only when shared memory made no progress): counted
  * like a pass of the arbiter in which both channels were eligible. */
@@ -227,7 +236,7 @@ static inline int MPIDI_POLL_pass_done(MPIDI_POLL_arbiter_t * a)
     if (a->idle_passes < a->yield_after)
         return 0;
     a->yields++;
-    a->since_nm = a->max_ratio;        /* the netmod is due on the next pass */
+    MPIDI_POLL_nm_next(a);
     return 1;
 }
 

@@ -469,6 +469,33 @@ static void test_idle_netmod(void)
     CHECK(a.yields == 1 && MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY));
 }
 
+/* MPIDI_POLL_nm_next: the next pass polls the netmod under every ratio and
+ * report, once; the passes after it follow the policy again */
+static void test_nm_next(void)
+{
+    static const MPIDI_POLL_wait_t waits[] = {
+        MPIDI_POLL_WAIT_ANY, MPIDI_POLL_WAIT_LOCAL, MPIDI_POLL_WAIT_REMOTE
+    };
+    static const MPIDI_POLL_nm_state_t states[] = {
+        MPIDI_POLL_NM_BUSY, MPIDI_POLL_NM_QUIET, MPIDI_POLL_NM_UNUSED
+    };
+    for (int w = 0; w < 3; w++)
+        for (int n = 0; n < 3; n++) {
+            MPIDI_POLL_arbiter_t a;
+            char s[8];
+            init_ok(&a, MPIDI_POLL_POLICY_ADAPTIVE, 50, 10, 1000);
+            a.nm_state = nm_report;
+            nm_now = states[n];
+            MPIDI_POLL_arrived(&a, MPIDI_POLL_SHM, 10); /* earns ratio 10 */
+            MPIDI_POLL_nm_due(&a, waits[w]);
+            MPIDI_POLL_nm_next(&a);
+            schedule(&a, waits[w], 3, s);
+            CHECK(s[0] == '1');
+            int every = waits[w] == MPIDI_POLL_WAIT_REMOTE && states[n] != MPIDI_POLL_NM_UNUSED;
+            CHECK(strcmp(s + 1, every ? "11" : "..") == 0);
+        }
+}
+
 int main(void)
 {
     run("roundrobin polls the netmod every pass", test_roundrobin);
@@ -492,5 +519,6 @@ int main(void)
     run("auto yields only when oversubscribed", test_yield_auto);
     run("oversubscribed: ranks of one machine against their CPUs", test_oversubscribed);
     run("an idle netmod is polled every max_ratio passes", test_idle_netmod);
+    run("nm_next makes the next pass poll the netmod", test_nm_next);
     return unit_summary();
 }
