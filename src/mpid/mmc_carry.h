@@ -22,6 +22,15 @@ typedef struct {
     unsigned char len;
 } MMC_carry_t;
 
+/* Whether rest bytes left after an unpack of whole elements may be the first
+ * bytes of a split element that the next piece completes: fewer than the
+ * largest element has, and not at the message's end.  ch4:tcp's receive,
+ * which keeps them in its read buffer, decides by it too. */
+static inline int MMC_carry_fits(intptr_t rest, int last)
+{
+    return rest == 0 || (!last && rest < MMC_CARRY_ELEM_MAX);
+}
+
 /* unpacks len bytes that start at offset off of the message; returns how many
  * it took (whole elements only) */
 typedef intptr_t(*MMC_unpack_fn) (void *ctx, const void *data, intptr_t len, intptr_t off);
@@ -56,10 +65,10 @@ static inline int MMC_carry_unpack(MMC_carry_t * c, const unsigned char *data, i
     intptr_t got = unpack(ctx, data, len, *off);
     *off += got;
     intptr_t rest = len - got;
+    if (!MMC_carry_fits(rest, last))
+        return -1;
     if (rest == 0)
         return 0;
-    if (last || rest >= MMC_CARRY_ELEM_MAX)
-        return -1;
     memcpy(c->buf, data + got, (size_t) rest);
     c->len = (unsigned char) rest;
     return 0;

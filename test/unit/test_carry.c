@@ -116,6 +116,9 @@ static void more_left_than_an_element_is_a_mismatch(void)
     c.len = 0;
     CHECK(MMC_carry_unpack(&c, data, 31, 0, &off, fake_unpack, &t) == 0 && c.len == 31);
     CHECK(MMC_carry_unpack(&c, data, 33, 0, &off, fake_unpack, &t) == -1);
+    /* the rule alone, as ch4:tcp's receive asks it */
+    CHECK(MMC_carry_fits(0, 1) && MMC_carry_fits(31, 0));
+    CHECK(!MMC_carry_fits(32, 0) && !MMC_carry_fits(1, 1));
 }
 
 int main(void)

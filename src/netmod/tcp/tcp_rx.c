@@ -19,6 +19,7 @@
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
+#include "mmc_carry.h"
 
 #include <arpa/inet.h>
 
@@ -76,7 +77,8 @@ int MPIDI_TCP_protocol_error(MPIDI_TCP_conn_t * c, const char *why)
  * read appends the rest (MPIDIG_recv_copy_seg took a split element for a
  * datatype mismatch: an MPI_C_DOUBLE_COMPLEX into a strided layout failed).
  * More left over than any element has, or anything at the message's end, is
- * a real mismatch.  c->rx_left already counts the piece as read. */
+ * a real mismatch (MMC_carry_fits, the rule of MPIDIG's receive in pieces).
+ * c->rx_left already counts the piece as read. */
 static void unpack_piece(MPIDI_TCP_conn_t * c, MPIR_Request * rreq, uint8_t * data, size_t n)
 {
     MPIDIG_rreq_async_t *p = &MPIDIG_REQUEST(rreq, req->recv_async);
@@ -88,7 +90,7 @@ static void unpack_piece(MPIDI_TCP_conn_t * c, MPIR_Request * rreq, uint8_t * da
     p->offset += done;
     p->in_data_sz -= done;
     c->rx_carry = n - (size_t) done;
-    if (c->rx_carry > MPIDI_TCP_CARRY_MAX || (c->rx_carry && c->rx_left == 0)) {
+    if (!MMC_carry_fits((intptr_t) c->rx_carry, c->rx_left == 0)) {
         /* what is left of the message is read and dropped */
         rreq->status.MPI_ERROR = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
                                                       __func__, __LINE__, MPI_ERR_TYPE,

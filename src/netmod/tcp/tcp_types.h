@@ -25,9 +25,6 @@
 #include "tcp_policy.h"
 
 /* read-ahead buffer: holds one read-ahead plus the largest header */
-/* the most bytes of a split basic element a datatype receive holds for the
- * rest (MPICH's largest basic type, MPI_C_LONG_DOUBLE_COMPLEX, has 32) */
-#define MPIDI_TCP_CARRY_MAX   128
 #define MPIDI_TCP_RBUF_SIZE   (MPIDI_TCP_READAHEAD + MPIDI_TCP_HDR_SIZE + MPIDI_TCP_AM_HDR_MAX)
 /* segment in which noncontiguous data is packed for sending */
 #define MPIDI_TCP_PACK_SEG    65536
