@@ -8,7 +8,7 @@
  * into a user struct of the same signature with another layout.  Each
  * element's value and index are checked, and so is every byte of the
  * receive buffer outside them (the holes and the rest of the buffer keep
- * their fill).  Last, MINLOC and MAXLOC over each type.  MPICH 4.0.2
+ * their fill), and MPI_Get_elements counts two elements a pair.  Last, MINLOC and MAXLOC over each type.  MPICH 4.0.2
  * crashed in its IPC send path on every send of a pair type that has a hole
  * (a predefined type has no contents to read: doc/mpich-fixes.md).
  */
@@ -142,10 +142,19 @@ static void exchange(const struct pair *pr, const struct layout *sl, const struc
         MPI_Status st;
         MPI_Sendrecv(sbuf, count, sl->type, next, tag, rbuf, count, rl->type, prev, tag,
                      MPI_COMM_WORLD, &st);
-        int got;
+        int got, elements;
+        MPI_Count elements_x;
         MPI_Get_count(&st, rl->type, &got);
         if (got != count)
             MMC_ERR("%s sendrecv %s: count %d received as %d\n", pr->name, what, count, got);
+        /* a value and an index each: MPICH divided by zero on a type whose
+         * basic elements have one size but not one type (MPI_FLOAT_INT, a
+         * struct of a float and an int) */
+        MPI_Get_elements(&st, rl->type, &elements);
+        MPI_Get_elements_x(&st, rl->type, &elements_x);
+        if (elements != 2 * count || elements_x != 2 * count)
+            MMC_ERR("%s sendrecv %s: %d elements (%lld by MPI_Get_elements_x), expected %d\n",
+                    pr->name, what, elements, (long long) elements_x, 2 * count);
     } else if (mode == MMC_PSEND) {
         MPI_Status st;
         mmc_partitioned(sbuf, count, sl->type, rbuf, count, rl->type, next, prev, tag,
