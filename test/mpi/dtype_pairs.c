@@ -169,6 +169,34 @@ static void exchange(const struct pair *pr, const struct layout *sl, const struc
     check_elements(rbuf, rlen, pr, rl, count, prev, mode, what);
 }
 
+/* MPI_Get_elements of a struct of two pairs and an int, for the bytes of one
+ * and of a pair and a half: MPICH counted a pair type inside a derived type
+ * as no element (and ch4:ofi then failed such receives as a mismatch) */
+static void struct_elements(const struct pair *pr)
+{
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(pr->type, &lb, &ext);
+    int bl[2] = { 2, 1 }, size, value_size;
+    MPI_Aint disp[2] = { 0, 2 * ext };
+    MPI_Datatype types[2] = { pr->type, MPI_INT }, st_type;
+    MPI_Type_create_struct(2, bl, disp, types, &st_type);
+    MPI_Type_commit(&st_type);
+    MPI_Type_size(st_type, &size);
+    MPI_Type_size(pr->value_type, &value_size);
+    MPI_Status st;
+    int whole = -1, part = -1;
+    MPI_Status_set_elements(&st, MPI_BYTE, size);
+    MPI_Get_elements(&st, st_type, &whole);
+    /* the first pair and the value of the second */
+    MPI_Status_set_elements(&st, MPI_BYTE, 2 * value_size + 4);
+    MPI_Get_elements(&st, st_type, &part);
+    if (whole != 5 || part != 3)
+        MMC_ERR("%s: struct of 2 pairs and an int: %d elements in %d bytes (expected 5), "
+                "%d in %d (expected 3)\n", pr->name, whole, size, part,
+                2 * value_size + 4);
+    MPI_Type_free(&st_type);
+}
+
 /* MINLOC and MAXLOC of every rank's 5 elements: value i*(rank+1) mod 7 - 3,
  * index rank*10+i; ties go to the lower index */
 static void minmaxloc(const struct pair *pr, int rank, int size)
@@ -259,6 +287,7 @@ int main(int argc, char **argv)
             }
         }
         minmaxloc(pr, rank, size);
+        struct_elements(pr);
         MPI_Type_free(&other.type);
         MPI_Type_free(&dup.type);
     }
