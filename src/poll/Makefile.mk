@@ -3,7 +3,10 @@
 AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch4/poll
 
 noinst_HEADERS += src/mpid/ch4/poll/poll_policy.h \
+                  src/mpid/ch4/poll/poll_wake.h \
                   src/mpid/ch4/poll/ch4_poll.h
 
 mpi_core_sources += src/mpid/ch4/poll/poll_policy.c \
-                    src/mpid/ch4/poll/ch4_poll.c
+                    src/mpid/ch4/poll/poll_wake.c \
+                    src/mpid/ch4/poll/ch4_poll.c \
+                    src/mpid/ch4/poll/ch4_wake.c

@@ -83,6 +83,32 @@ cvars:
         is on (decided at MPI_Init, see doc/arbiter.md). 0 never yields (stock ch4). Must
         be -1 or more and the same on every rank.
 
+    - name        : MPIR_CVAR_CH4_POLL_WAIT_MODE
+      category    : CH4_POLL
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : |-
+        What a blocking wait (MPI_Wait, MPI_Recv, a blocking collective, MPI_Finalize; never MPI_Test or MPI_Iprobe) does while it finds nothing. Default auto. Must be the same on every rank.
+          spin  - polls on (MPIR_CVAR_CH4_POLL_YIELD_AFTER is ignored: it never yields).
+          yield - polls on, with sched_yield() after MPIR_CVAR_CH4_POLL_YIELD_AFTER empty passes (-1: 32, oversubscribed or not).
+          sleep - after MPIR_CVAR_CH4_POLL_SPIN_COUNT empty passes, blocks in the kernel until a local sender signals it or ch4:tcp's sockets have work (at most 10 ms at a time); yields as MPIR_CVAR_CH4_POLL_YIELD_AFTER says before that. Under ch4:ucx and ch4:ofi, which give no fd to wait on, waits yield instead (said once on stderr).
+          auto  - sleep where more ranks of the job run on the machine than CPUs they may use, spin otherwise (doc/arbiter.md).
+
+    - name        : MPIR_CVAR_CH4_POLL_SPIN_COUNT
+      category    : CH4_POLL
+      type        : int
+      default     : 2000
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Empty passes of a blocking wait before it sleeps, where MPIR_CVAR_CH4_POLL_WAIT_MODE
+        makes it sleep. Default 2000. 0 sleeps after the first empty pass (and the one that
+        rechecks); must be 0 or more.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -126,49 +152,93 @@ void MPIDI_POLL_follow_cvars(void)
                 MPIR_CVAR_CH4_POLL_STATIC_RATIO);
 }
 
-/* MPICH 4.0.2 registers enum CVARs as a bare MPI_INT: give the policy an
- * MPI_T enum, so that a tool or the application can look up the value of
- * each name (MPI_T_enum_get_item) before MPI_T_cvar_write. */
-static void register_policy_enum(void)
+static MPIDI_POLL_mode_t mode_of_cvar(void)
 {
-    cvar_table_entry_t *cvar = LOOKUP_CVAR_BY_NAME("MPIR_CVAR_CH4_POLL_POLICY");
+    switch (MPIR_CVAR_CH4_POLL_WAIT_MODE) {
+        case MPIR_CVAR_CH4_POLL_WAIT_MODE_spin:
+            return MPIDI_POLL_MODE_SPIN;
+        case MPIR_CVAR_CH4_POLL_WAIT_MODE_yield:
+            return MPIDI_POLL_MODE_YIELD;
+        case MPIR_CVAR_CH4_POLL_WAIT_MODE_sleep:
+            return MPIDI_POLL_MODE_SLEEP;
+        default:
+            return MPIDI_POLL_MODE_AUTO;
+    }
+}
+
+/* MPICH 4.0.2 registers enum CVARs as a bare MPI_INT: give ours an MPI_T
+ * enum, so that a tool or the application can look up the value of each
+ * name (MPI_T_enum_get_item) before MPI_T_cvar_write. */
+struct enum_item {
+    const char *name;
+    int value;
+};
+
+static void register_enum(const char *cvar_name, const struct enum_item *items, int n)
+{
+    cvar_table_entry_t *cvar = LOOKUP_CVAR_BY_NAME(cvar_name);
     if (cvar->enumtype != MPI_T_ENUM_NULL)
         return;
     MPI_T_enum e;
-    MPIR_T_enum_create("MPIR_CVAR_CH4_POLL_POLICY", &e);
-    MPIR_T_enum_add_item(e, "roundrobin", MPIR_CVAR_CH4_POLL_POLICY_roundrobin);
-    MPIR_T_enum_add_item(e, "static", MPIR_CVAR_CH4_POLL_POLICY_static);
-    MPIR_T_enum_add_item(e, "dynamic", MPIR_CVAR_CH4_POLL_POLICY_dynamic);
-    MPIR_T_enum_add_item(e, "adaptive", MPIR_CVAR_CH4_POLL_POLICY_adaptive);
-    MPIR_T_enum_add_item(e, "stock", MPIR_CVAR_CH4_POLL_POLICY_stock);
+    MPIR_T_enum_create(cvar_name, &e);
+    for (int i = 0; i < n; i++)
+        MPIR_T_enum_add_item(e, items[i].name, items[i].value);
     cvar->enumtype = e;
+}
+
+static void register_enums(void)
+{
+    static const struct enum_item policies[] = {
+        {"roundrobin", MPIR_CVAR_CH4_POLL_POLICY_roundrobin},
+        {"static", MPIR_CVAR_CH4_POLL_POLICY_static},
+        {"dynamic", MPIR_CVAR_CH4_POLL_POLICY_dynamic},
+        {"adaptive", MPIR_CVAR_CH4_POLL_POLICY_adaptive},
+        {"stock", MPIR_CVAR_CH4_POLL_POLICY_stock},
+    }, modes[] = {
+        {"spin", MPIR_CVAR_CH4_POLL_WAIT_MODE_spin},
+        {"yield", MPIR_CVAR_CH4_POLL_WAIT_MODE_yield},
+        {"sleep", MPIR_CVAR_CH4_POLL_WAIT_MODE_sleep},
+        {"auto", MPIR_CVAR_CH4_POLL_WAIT_MODE_auto},
+    };
+    register_enum("MPIR_CVAR_CH4_POLL_POLICY", policies, 5);
+    register_enum("MPIR_CVAR_CH4_POLL_WAIT_MODE", modes, 4);
 }
 
 static void register_pvars(void)
 {
     MPIDI_POLL_arbiter_t *a = &MPIDI_POLL_global;
-
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_shm_polls",
-                     &a->shm_polls, "Progress passes that polled shared memory");
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_polls",
-                     &a->nm_polls, "Progress passes that polled the netmod");
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_skipped",
-                     &a->nm_skipped, "Progress passes on which the arbiter skipped the netmod");
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_idle",
-                     &a->nm_idle, "Of those, passes on which the policy was due to poll the "
-                     "netmod and the netmod had nothing to wait for");
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_shm_msgs",
-                     &a->msgs[MPIDI_POLL_SHM], "Incoming messages discovered by shared memory");
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_nm_msgs",
-                     &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod");
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_ratio_updates",
-                     &a->ratio_updates, "Times the dynamic ratio was recomputed");
+    const struct {
+        const char *name;
+        unsigned long long *addr;
+        const char *desc;
+    } counters[] = {
+        {"ch4_poll_shm_polls", &a->shm_polls, "Progress passes that polled shared memory"},
+        {"ch4_poll_nm_polls", &a->nm_polls, "Progress passes that polled the netmod"},
+        {"ch4_poll_nm_skipped", &a->nm_skipped,
+         "Progress passes on which the arbiter skipped the netmod"},
+        {"ch4_poll_nm_idle", &a->nm_idle, "Of those, passes on which the policy was due to "
+         "poll the netmod and the netmod had nothing to wait for"},
+        {"ch4_poll_shm_msgs", &a->msgs[MPIDI_POLL_SHM],
+         "Incoming messages discovered by shared memory"},
+        {"ch4_poll_nm_msgs", &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod"},
+        {"ch4_poll_ratio_updates", &a->ratio_updates, "Times the dynamic ratio was recomputed"},
+        {"ch4_poll_yields", &a->yields, "Empty progress passes that ended with sched_yield()"},
+        {"ch4_poll_sleeps", &a->sleeps, "Blocking waits that slept in the kernel"},
+        {"ch4_poll_sleeps_woken", &a->woken,
+         "Of those, ended by a signal or the netmod before the timeout"},
+        {"ch4_poll_sleep_ns", &a->slept_ns, "Nanoseconds spent asleep"},
+        {"ch4_poll_wakeups_sent", &MPIDI_POLL_wake.sent, "Wake-ups sent to sleeping local ranks"},
+        {"ch4_poll_wakeups_received", &MPIDI_POLL_wake.received,
+         "Wake-ups received while asleep"},
+    };
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+        MMC_PVAR_COUNTER("CH4_POLL", counters[i].name, counters[i].addr, counters[i].desc);
     MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_ratio",
              &a->ratio, "Current shared-memory polls per netmod poll (outside wait hints)");
-    MMC_PVAR_COUNTER("CH4_POLL", "ch4_poll_yields",
-                     &a->yields, "Empty progress passes that ended with sched_yield()");
     MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_LEVEL, MPI_UNSIGNED, "ch4_poll_yield_after",
              &a->yield_after, "Empty passes before a rank yields (0: never)");
+    MMC_PVAR("CH4_POLL", MPI_T_PVAR_CLASS_LEVEL, MPI_INT, "ch4_poll_sleep",
+             &a->sleep, "Whether blocking waits sleep (MPIR_CVAR_CH4_POLL_WAIT_MODE)");
 }
 
 /* The kernel this rank runs on: a hash of its boot id, which network
@@ -253,36 +323,44 @@ int MPIDI_POLL_init(void)
     /* the automatic yield stands down where MPICH's own throttle (5.0) is
      * on, so that no empty pass yields twice; a value set by hand holds */
     if (!err)
-        err = MPIDI_POLL_set_yield(&MPIDI_POLL_global, MPIR_CVAR_CH4_POLL_YIELD_AFTER,
-                                   over && !MMC_PROGRESS_THROTTLE);
+        err = MPIDI_POLL_set_wait_mode(&MPIDI_POLL_global, mode_of_cvar(),
+                                       MPIR_CVAR_CH4_POLL_YIELD_AFTER,
+                                       MPIR_CVAR_CH4_POLL_SPIN_COUNT, over,
+                                       over && !MMC_PROGRESS_THROTTLE);
     if (err) {
         static const char *const names[] = {
             [MPIDI_POLL_EINVAL_STATIC_RATIO] = "MPIR_CVAR_CH4_POLL_STATIC_RATIO",
             [MPIDI_POLL_EINVAL_HISTORY] = "MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY",
             [MPIDI_POLL_EINVAL_MAX_RATIO] = "MPIR_CVAR_CH4_POLL_MAX_RATIO",
             [MPIDI_POLL_EINVAL_YIELD_AFTER] = "MPIR_CVAR_CH4_POLL_YIELD_AFTER",
+            [MPIDI_POLL_EINVAL_SPIN_COUNT] = "MPIR_CVAR_CH4_POLL_SPIN_COUNT",
         };
         const int values[] = {
             [MPIDI_POLL_EINVAL_STATIC_RATIO] = MPIR_CVAR_CH4_POLL_STATIC_RATIO,
             [MPIDI_POLL_EINVAL_HISTORY] = MPIR_CVAR_CH4_POLL_DYNAMIC_HISTORY,
             [MPIDI_POLL_EINVAL_MAX_RATIO] = MPIR_CVAR_CH4_POLL_MAX_RATIO,
             [MPIDI_POLL_EINVAL_YIELD_AFTER] = MPIR_CVAR_CH4_POLL_YIELD_AFTER,
+            [MPIDI_POLL_EINVAL_SPIN_COUNT] = MPIR_CVAR_CH4_POLL_SPIN_COUNT,
         };
         snprintf(val, sizeof(val), "%d", values[err]);
         MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                              names[err], val);
     }
     register_pvars();
-    register_policy_enum();
+    register_enums();
     if (MPIR_CVAR_DEBUG_SUMMARY && MPIR_Process.rank == 0) {
         if (MPIR_CVAR_CH4_POLL_YIELD_AFTER == -1)
             printf("ch4 poll: %u ranks on %u CPUs on this machine: ", ranks, cpus);
         else
             printf("ch4 poll: ");
         if (MPIDI_POLL_global.yield_after)
-            printf("yield after %u empty passes\n", MPIDI_POLL_global.yield_after);
+            printf("yield after %u empty passes", MPIDI_POLL_global.yield_after);
         else
-            printf("never yield\n");
+            printf("never yield");
+        if (MPIDI_POLL_global.sleep)
+            printf(", blocking waits sleep after %u\n", MPIDI_POLL_global.spin_count);
+        else
+            printf(", never sleep\n");
     }
 
   fn_exit:

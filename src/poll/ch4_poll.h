@@ -14,12 +14,30 @@
 #define CH4_POLL_H_INCLUDED
 
 #include "poll_policy.h"
+#include "poll_wake.h"
 #include "mmc_compat.h"
 #include <sched.h>
 
 extern MPIDI_POLL_arbiter_t MPIDI_POLL_global;
+extern MPIDI_POLL_wake_t MPIDI_POLL_wake;
 
 int MPIDI_POLL_init(void);
+/* the node's wake lines, with the posix shared memory (every local rank) */
+int MPIDI_POLL_wake_init(MPIR_Comm * node_comm);
+int MPIDI_POLL_wake_finalize(void);
+void MPIDI_POLL_wait_idle(void);
+
+/* MPID_Progress_wait after each pass: where sleep is on, the step towards
+ * sleeping (ch4_wake.c) */
+#define MPIDI_POLL_WAITED()                     \
+    do {                                        \
+        if (unlikely(MPIDI_POLL_global.sleep))  \
+            MPIDI_POLL_wait_idle();             \
+    } while (0)
+
+/* A posix eager send to local rank `lr_` is visible: an armed receiver is
+ * woken (poll_wake.h) */
+#define MPIDI_POLL_SENT_LOCAL(lr_) MPIDI_POLL_wake_signal(&MPIDI_POLL_wake, (lr_))
 
 /* MPI_T_cvar_write may change MPIR_CVAR_CH4_POLL_POLICY and _STATIC_RATIO at
  * run time: each pass compares them with what the arbiter last read. */

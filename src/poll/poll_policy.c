@@ -26,7 +26,10 @@ int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy
     a->history = (unsigned) history;
     a->max_ratio = (unsigned) max_ratio;
     a->yield_after = 0;
+    a->sleep = 0;
+    a->spin_count = MPIDI_POLL_SPIN_DEFAULT;
     a->nm_state = NULL;
+    a->nm_fd = -1;
     MPIDI_POLL_set_policy(a, policy, static_ratio);
     MPIDI_POLL_arbiter_reset(a);
     return 0;
@@ -52,6 +55,10 @@ void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a)
     a->ratio_updates = 0;
     a->idle_passes = 0;
     a->seen = a->yields = 0;
+    a->empty_waits = 0;
+    a->armed = 0;
+    a->wait_seen = 0;
+    a->sleeps = a->woken = a->slept_ns = 0;
 }
 
 /* ratio = m / (n + 1) over the window just closed, clamped to [1, max_ratio]:
@@ -108,5 +115,34 @@ int MPIDI_POLL_set_yield(MPIDI_POLL_arbiter_t * a, int yield_after, int oversubs
     else
         a->yield_after = (unsigned) yield_after;
     a->idle_passes = 0;
+    return 0;
+}
+
+int MPIDI_POLL_set_wait_mode(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_mode_t mode, int yield_after,
+                             int spin_count, int oversubscribed, int yield_auto)
+{
+    if (spin_count < 0)
+        return MPIDI_POLL_EINVAL_SPIN_COUNT;
+    if (yield_after < -1)
+        return MPIDI_POLL_EINVAL_YIELD_AFTER;
+    switch (mode) {
+        case MPIDI_POLL_MODE_SPIN:
+            MPIDI_POLL_set_yield(a, 0, 0);
+            a->sleep = 0;
+            break;
+        case MPIDI_POLL_MODE_YIELD:
+            MPIDI_POLL_set_yield(a, yield_after, 1);
+            a->sleep = 0;
+            break;
+        case MPIDI_POLL_MODE_SLEEP:
+            MPIDI_POLL_set_yield(a, yield_after, yield_auto);
+            a->sleep = 1;
+            break;
+        default:
+            MPIDI_POLL_set_yield(a, yield_after, yield_auto);
+            a->sleep = oversubscribed;
+            break;
+    }
+    a->spin_count = (unsigned) spin_count;
     return 0;
 }

@@ -60,9 +60,16 @@ typedef struct {
     unsigned idle_passes;       /* consecutive passes that discovered nothing */
     unsigned long long seen;    /* msgs[SHM] + msgs[NM] at the end of the last pass */
 
+    int sleep;                  /* whether blocking waits may sleep (MPIDI_POLL_set_wait_mode) */
+    unsigned spin_count;        /* empty blocking-wait passes before arming */
+    unsigned empty_waits;       /* consecutive empty blocking-wait passes */
+    int armed;                  /* this rank told its senders to wake it */
+    unsigned long long wait_seen;       /* msgs[SHM] + msgs[NM] after the last wait pass */
+
     /* the netmod's report, NULL where it gives none (MPICH's own netmods); set
      * by the netmod's init, which ch4 runs after the arbiter's */
     MPIDI_POLL_nm_state_t(*nm_state) (void);
+    int nm_fd;                  /* readable when the netmod has work (ch4:tcp's epoll fd), -1 */
 
     /* statistics, exported as MPI_T performance variables */
     unsigned long long shm_polls;
@@ -72,6 +79,9 @@ typedef struct {
     unsigned long long msgs[2];
     unsigned long long ratio_updates;
     unsigned long long yields;
+    unsigned long long sleeps;  /* blocking waits that slept */
+    unsigned long long woken;   /* of those, ended by a signal or the netmod, not the timeout */
+    unsigned long long slept_ns;        /* time asleep */
 } MPIDI_POLL_arbiter_t;
 
 /* Parameter errors reported by MPIDI_POLL_arbiter_init (0 = valid). */
@@ -79,7 +89,8 @@ enum {
     MPIDI_POLL_EINVAL_STATIC_RATIO = 1,
     MPIDI_POLL_EINVAL_HISTORY,
     MPIDI_POLL_EINVAL_MAX_RATIO,
-    MPIDI_POLL_EINVAL_YIELD_AFTER
+    MPIDI_POLL_EINVAL_YIELD_AFTER,
+    MPIDI_POLL_EINVAL_SPIN_COUNT
 };
 
 int MPIDI_POLL_arbiter_init(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_policy_t policy,
@@ -238,6 +249,80 @@ static inline int MPIDI_POLL_pass_done(MPIDI_POLL_arbiter_t * a)
     a->yields++;
     MPIDI_POLL_nm_next(a);
     return 1;
+}
+
+/* Sleeping (MPIR_CVAR_CH4_POLL_WAIT_MODE).  A blocking wait (ch4's
+ * MPID_Progress_wait: MPI_Wait, MPI_Recv, a blocking collective, MPI_Finalize;
+ * never a test or a probe) that discovered nothing for spin_count passes arms
+ * itself: it tells the local ranks that send to it to signal it, then polls
+ * once more, so that a message sent before a sender could see the arming is
+ * found by that pass, and one sent after it brings a signal.  The pass after
+ * the arming that still finds nothing sleeps in the kernel (doc/arbiter.md,
+ * *A wait that sleeps*). */
+typedef enum {
+    MPIDI_POLL_MODE_SPIN = 0,   /* neither yield nor sleep */
+    MPIDI_POLL_MODE_YIELD,      /* yield after yield_after empty passes */
+    MPIDI_POLL_MODE_SLEEP,      /* sleep after spin_count empty waits */
+    MPIDI_POLL_MODE_AUTO        /* sleep where oversubscribed, else spin */
+} MPIDI_POLL_mode_t;
+
+/* spin_count's default: doc/arbiter.md */
+#define MPIDI_POLL_SPIN_DEFAULT 2000
+
+/* Sets the yield and the sleep from the CVARs: `spin` never yields (it
+ * ignores yield_after), `yield` takes yield_after -1 as MPIDI_POLL_YIELD_AUTO
+ * oversubscribed or not, `sleep` and `auto` take it as MPIDI_POLL_set_yield
+ * does with yield_auto; `auto` sleeps where oversubscribed.  Returns
+ * MPIDI_POLL_EINVAL_YIELD_AFTER (below -1) or _SPIN_COUNT (below 0), and
+ * changes nothing, for an invalid value. */
+int MPIDI_POLL_set_wait_mode(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_mode_t mode, int yield_after,
+                             int spin_count, int oversubscribed, int yield_auto);
+
+typedef enum {
+    MPIDI_POLL_IDLE_SPIN = 0,   /* poll again */
+    MPIDI_POLL_IDLE_ARM,        /* arm, then poll once more */
+    MPIDI_POLL_IDLE_DISARM,     /* the armed rank found something: disarm, poll again */
+    MPIDI_POLL_IDLE_SLEEP       /* armed and still nothing: sleep */
+} MPIDI_POLL_idle_t;
+
+/* Called after each pass of a blocking wait where sleep is on; can_sleep
+ * says whether nothing but an arrival can end the wait (no bytes the netmod
+ * still has to write, no send shared memory postponed, no other thread
+ * asleep). */
+static inline MPIDI_POLL_idle_t MPIDI_POLL_wait_done(MPIDI_POLL_arbiter_t * a, int can_sleep)
+{
+    unsigned long long seen = a->msgs[MPIDI_POLL_SHM] + a->msgs[MPIDI_POLL_NM];
+    if (seen != a->wait_seen || !can_sleep) {
+        a->wait_seen = seen;
+        a->empty_waits = 0;
+        if (a->armed) {
+            a->armed = 0;
+            return MPIDI_POLL_IDLE_DISARM;
+        }
+        return MPIDI_POLL_IDLE_SPIN;
+    }
+    if (a->armed)
+        return MPIDI_POLL_IDLE_SLEEP;
+    if (++a->empty_waits < a->spin_count)
+        return MPIDI_POLL_IDLE_SPIN;
+    a->armed = 1;
+    return MPIDI_POLL_IDLE_ARM;
+}
+
+/* After a sleep, which disarmed: a signal or the netmod's readiness starts
+ * the spin again; a timeout that found nothing arms at the next empty pass,
+ * so a rank that stays idle costs one pass and the rechecking pass per
+ * timeout.  The pass after a sleep polls the netmod. */
+static inline void MPIDI_POLL_woke(MPIDI_POLL_arbiter_t * a, int signalled,
+                                   unsigned long long ns)
+{
+    a->armed = 0;
+    a->sleeps++;
+    a->slept_ns += ns;
+    if (signalled)
+        a->woken++;
+    a->empty_waits = signalled || a->spin_count == 0 ? 0 : a->spin_count - 1;
+    MPIDI_POLL_nm_next(a);
 }
 
 #endif /* POLL_POLICY_H_INCLUDED */

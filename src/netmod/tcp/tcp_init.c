@@ -237,6 +237,8 @@ int MPIDI_TCP_init_local(int *tag_bits)
         MPIDI_global.avt_mgr.av_table0->table[i].netmod.tcp.peer_plus1 = i + 1;
     /* the arbiter skips the netmod while nothing is in flight (doc/arbiter.md) */
     MPIDI_POLL_global.nm_state = MPIDI_TCP_poll_state;
+    /* ... and a wait that sleeps wakes when the epoll set has work */
+    MPIDI_POLL_global.nm_fd = g->epfd;
 
     if (MPIR_CVAR_DEBUG_SUMMARY && g->rank == 0) {
         char addr[64];
@@ -375,6 +377,7 @@ int MPIDI_TCP_mpi_finalize_hook(void)
     MPIDI_TCP_reap();
     MPIDI_TCP_dyn_finalize();
     close(g->listen_fd);
+    MPIDI_POLL_global.nm_fd = -1;
     close(g->epfd);
     if (g->spare_fd >= 0)
         close(g->spare_fd);

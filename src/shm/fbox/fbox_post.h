@@ -19,6 +19,7 @@
 #include "fbox_ring.h"
 #include "fbox_direct.h"
 #include "mmc_compat.h"
+#include "ch4_poll.h"
 
 /* box messages in a row before iqueue is looked at first once */
 #define MPIDI_FBOX_STREAK 16
@@ -184,8 +185,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_send(int grank, MPIDI_POSIX_am_header_t 
 {
     MPIDI_FBOX_result_t res = MPIDI_FBOX_try(grank, msg_hdr, am_hdr, am_hdr_sz, buf, count,
                                              datatype, bytes_sent);
-    if (res == MPIDI_FBOX_SENT)
+    if (res == MPIDI_FBOX_SENT) {
+        MPIDI_POLL_SENT_LOCAL(MMC_LOCAL_RANK_OF(grank));
         return 1;
+    }
     MPIDI_FBOX_global.fallback[res]++;
     return 0;
 }
@@ -222,13 +225,15 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_FBOX_isend_lw(const void *buf, MPI_Aint count
     };
     MPIDI_Datatype_check_size(datatype, count, am_hdr.data_sz);
     MPI_Aint sent;
-    int done;
+    int done, grank = MMC_GRANK(rank, comm);
     MPID_THREAD_CS_ENTER(VCI, MMC_VCI_LOCK(0));
-    done = MPIDI_FBOX_try(MMC_GRANK(rank, comm), &msg_hdr, &am_hdr, sizeof(am_hdr),
+    done = MPIDI_FBOX_try(grank, &msg_hdr, &am_hdr, sizeof(am_hdr),
                           buf, count, datatype, &sent) == MPIDI_FBOX_SENT;
     MPID_THREAD_CS_EXIT(VCI, MMC_VCI_LOCK(0));
-    if (done)
+    if (done) {
+        MPIDI_POLL_SENT_LOCAL(MMC_LOCAL_RANK_OF(grank));
         *request = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
+    }
     return done;
 }
 

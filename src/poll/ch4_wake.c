@@ -1,0 +1,144 @@
+/*
+ * mpich-multichannel: ch4 glue of the wait that sleeps (poll_wake.h): the
+ * node's region of wake lines, set up with the posix shared memory, and the
+ * step each blocking wait takes after a pass that found nothing.
+ */
+#include "mpidimpl.h"
+#include "ch4_poll.h"
+#ifndef MPIDI_CH4_DIRECT_NETMOD
+#include "../shm/posix/posix_impl.h"
+#endif
+
+/* the longest sleep: the bound on what cannot signal (MPICH's posix
+ * release-gather collectives, a peer's failed wake socket, netmod timers)
+ * and on the time an idle rank costs, one pass per timeout */
+#define SLEEP_MAX_MS 10
+
+MPIDI_POLL_wake_t MPIDI_POLL_wake = {.fd = -1 };
+
+static size_t region_bytes;
+
+/* Sleep on is not possible here: the wait yields instead (an explicit
+ * `sleep` says so once). */
+static void no_sleep(const char *why)
+{
+    MPIDI_POLL_global.sleep = 0;
+    if (MPIR_CVAR_CH4_POLL_WAIT_MODE == MPIR_CVAR_CH4_POLL_WAIT_MODE_sleep &&
+        MPIR_Process.rank == 0)
+        fprintf(stderr, "ch4 poll: MPIR_CVAR_CH4_POLL_WAIT_MODE=sleep: %s; waits yield "
+                "instead\n", why);
+    if (MPIDI_POLL_global.yield_after == 0)
+        MPIDI_POLL_global.yield_after = MPIDI_POLL_YIELD_AUTO;
+}
+
+int MPIDI_POLL_wake_init(MPIR_Comm * node_comm)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_POLL_wake_t *w = &MPIDI_POLL_wake;
+    MPIDI_POLL_wake_line_t *lines = NULL;
+    int nlocal = MPIR_Process.local_size;
+
+    if (w->fd >= 0)
+        goto fn_exit;
+    /* every local rank joins the allocation, whatever its mode */
+    if (nlocal > 1) {
+        region_bytes = nlocal * sizeof(MPIDI_POLL_wake_line_t);
+        mpi_errno = MMC_node_shm_alloc(node_comm, "wake", region_bytes, (void **) &lines);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (!MPIDI_POLL_global.sleep) {
+        w->lines = lines;
+        goto fn_exit;
+    }
+    int err = MPIDI_POLL_wake_open(w, lines, MPIR_Process.local_rank, nlocal);
+    if (err) {
+        w->lines = lines;
+        no_sleep(strerror(err));
+        goto fn_exit;
+    }
+    w->on = lines != NULL;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_POLL_wake_finalize(void)
+{
+    MPIDI_POLL_wake_t *w = &MPIDI_POLL_wake;
+    int mpi_errno = MPI_SUCCESS;
+
+    /* the waits of finalize's last steps spin */
+    MPIDI_POLL_global.sleep = 0;
+    MPIDI_POLL_wake_close(w);
+    if (w->lines)
+        mpi_errno = MMC_node_shm_free(w->lines, region_bytes);
+    w->lines = NULL;
+    return mpi_errno;
+}
+
+/* Whether only an arrival, or the netmod's fd, can end the wait.  ch4:tcp's
+ * work in flight is all the epoll set's (connects, handshakes, bytes its
+ * sockets have not taken, the rest of a message) or its timers'; the posix
+ * layer's postponed sends wait for cells a receiver frees without a signal. */
+static int only_arrivals(void)
+{
+#ifndef MPIDI_CH4_DIRECT_NETMOD
+    if (MMC_POSIX_PER_VCI(0).postponed_queue)
+        return 0;
+#endif
+    return !__atomic_load_n(&MPIDI_POLL_wake.sleeper, __ATOMIC_ACQUIRE);
+}
+
+void MPIDI_POLL_wait_idle(void)
+{
+    MPIDI_POLL_arbiter_t *a = &MPIDI_POLL_global;
+    MPIDI_POLL_wake_t *w = &MPIDI_POLL_wake;
+
+    /* netmods that give no fd to wait on (ch4:ucx, ch4:ofi) */
+    if (unlikely(a->nm_fd < 0)) {
+        no_sleep("the netmod has no fd to wait on");
+        return;
+    }
+    /* no shared memory set up (no local peer): the netmod alone wakes it */
+    if (unlikely(w->fd < 0)) {
+        int err = MPIDI_POLL_wake_open(w, NULL, 0, 1);
+        if (err) {
+            no_sleep(strerror(err));
+            return;
+        }
+    }
+    unsigned long long seen = a->wait_seen;
+    switch (MPIDI_POLL_wait_done(a, only_arrivals())) {
+        case MPIDI_POLL_IDLE_ARM:
+            MPIDI_POLL_wake_arm(w);
+            return;
+        case MPIDI_POLL_IDLE_DISARM:
+            MPIDI_POLL_wake_disarm(w);
+            return;
+        case MPIDI_POLL_IDLE_SLEEP:
+            break;
+        default:
+            /* another thread asleep waits perhaps for what this pass found */
+            if (seen != a->wait_seen && __atomic_load_n(&w->sleeper, __ATOMIC_ACQUIRE))
+                MPIDI_POLL_wake_self(w);
+            return;
+    }
+    /* one thread sleeps at a time, outside the global critical section */
+    if (__atomic_exchange_n(&w->sleeper, 1, __ATOMIC_ACQ_REL)) {
+        MPIDI_POLL_wake_disarm(w);
+        a->armed = 0;
+        return;
+    }
+    MPL_time_t t0, t1;
+    MPL_wtime(&t0);
+    MPID_THREAD_CS_EXIT(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    int signalled = MPIDI_POLL_wake_sleep(w, a->nm_fd, SLEEP_MAX_MS);
+    MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    __atomic_store_n(&w->sleeper, 0, __ATOMIC_RELEASE);
+    MPL_wtime(&t1);
+    double s;
+    MPL_wtime_diff(&t0, &t1, &s);
+    MPIDI_POLL_woke(a, signalled, (unsigned long long) (s * 1e9));
+}

@@ -1,0 +1,176 @@
+/*
+ * A wait that sleeps (MPIR_CVAR_CH4_POLL_WAIT_MODE): rank 0 sends each other
+ * rank messages after a pause, through every path the sizes take (a box, the
+ * shared-memory queue, CMA, ch4:tcp across hosts), while the receiver waits
+ * in MPI_Recv; bytes are checked, and so are the receivers' CPU time and the
+ * sleep pvars.
+ *   arg paths:   4 sizes, a 300 ms pause each: a receiver under sleep uses
+ *                under a fifth of the pause in CPU time, and slept
+ *   arg spin:    the same with the mode off: no sleep at all
+ *   arg stress:  3000 short rounds (a pause of 0-100 us before each send),
+ *                receivers that sleep at once (SPIN_COUNT=0): every byte, and
+ *                most sleeps ended by a wake-up, not the timeout
+ *   arg threads: MPI_THREAD_MULTIPLE: one thread of each receiver sleeps in
+ *                MPI_Recv for a late message while its other thread
+ *                ping-pongs with rank 0; both finish, bytes checked
+ */
+#include "mmc_test.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#define PAUSE_MS 300
+static const int sizes[] = { 8, 2000, 65536, 1 << 20 };
+
+#define NSIZES ((int) (sizeof(sizes) / sizeof(sizes[0])))
+
+static int rank, size;
+
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void pause_us(long us)
+{
+    struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+static void paths(int sleep_on)
+{
+    unsigned char *buf = malloc(sizes[NSIZES - 1]);
+    long long s0 = mmc_pvar_counter("ch4_poll_sleeps");
+    if (s0 < 0)
+        MMC_ERR("rank %d: no ch4_poll_sleeps performance variable\n", rank);
+    for (int k = 0; k < NSIZES; k++) {
+        int n = sizes[k];
+        if (rank == 0) {
+            pause_us(PAUSE_MS * 1000L);
+            for (int p = 1; p < size; p++) {
+                mmc_fill(buf, n, k, p);
+                MPI_Send(buf, n, MPI_BYTE, p, k, MPI_COMM_WORLD);
+            }
+        } else {
+            double c0 = cpu_s(), t0 = mmc_now_us();
+            MPI_Recv(buf, n, MPI_BYTE, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            double cpu = cpu_s() - c0, wall = (mmc_now_us() - t0) / 1e6;
+            mmc_check(buf, n, k, rank, "late message");
+            printf("rank %d: %d bytes after %.0f ms: %.1f ms of CPU\n", rank, n, wall * 1e3,
+                   cpu * 1e3);
+            /* a fifth: wide of what spinning costs on a loaded machine too */
+            if (sleep_on && cpu > 0.2 * PAUSE_MS / 1e3)
+                MMC_ERR("rank %d: %.1f ms of CPU in a wait of %.0f ms under sleep\n", rank,
+                        cpu * 1e3, wall * 1e3);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    long long slept = mmc_pvar_counter("ch4_poll_sleeps") - s0;
+    if (rank != 0 && sleep_on && slept <= 0)
+        MMC_ERR("rank %d: waited %d ms %d times and never slept\n", rank, PAUSE_MS, NSIZES);
+    if (!sleep_on && slept != 0)
+        MMC_ERR("rank %d: slept %lld times with sleep off\n", rank, slept);
+    free(buf);
+}
+
+#define STRESS_ROUNDS 3000
+static void stress(void)
+{
+    unsigned char buf[2000];
+    long long s0 = mmc_pvar_counter("ch4_poll_sleeps");
+    long long w0 = mmc_pvar_counter("ch4_poll_sleeps_woken");
+    unsigned seed = 12345;
+    for (int r = 0; r < STRESS_ROUNDS; r++) {
+        int n = r % 3 == 0 ? 2000 : 8;
+        if (rank == 0) {
+            for (int p = 1; p < size; p++) {
+                seed = seed * 1103515245 + 12345;
+                /* a pause that races the receiver's arming */
+                double until = mmc_now_us() + (seed >> 16) % 100;
+                while (mmc_now_us() < until);
+                mmc_fill(buf, n, r, p);
+                MPI_Send(buf, n, MPI_BYTE, p, 0, MPI_COMM_WORLD);
+                MPI_Recv(buf, 1, MPI_BYTE, p, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        } else {
+            MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            mmc_check(buf, n, r, rank, "stress");
+            MPI_Send(buf, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    long long slept = mmc_pvar_counter("ch4_poll_sleeps") - s0;
+    long long woken = mmc_pvar_counter("ch4_poll_sleeps_woken") - w0;
+    printf("rank %d: %d rounds, %lld sleeps, %lld ended by a wake-up\n", rank, STRESS_ROUNDS,
+           slept, woken);
+    if (rank != 0 && slept < STRESS_ROUNDS / 4)
+        MMC_ERR("rank %d: only %lld sleeps in %d rounds with SPIN_COUNT=0\n", rank, slept,
+                STRESS_ROUNDS);
+    /* a lost wake-up ends on the 10 ms timeout: rare preemptions may too */
+    if (slept > 0 && woken < slept * 3 / 4)
+        MMC_ERR("rank %d: %lld of %lld sleeps ran to the timeout\n", rank, slept - woken, slept);
+}
+
+#define PINGS 2000
+static void *pinger(void *arg)
+{
+    (void) arg;
+    unsigned char b[64];
+    for (int i = 0; i < PINGS; i++) {
+        if (rank == 0) {
+            for (int p = 1; p < size; p++) {
+                MPI_Recv(b, 64, MPI_BYTE, p, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                mmc_check(b, 64, i, p, "ping");
+                mmc_fill(b, 64, i, 0);
+                MPI_Send(b, 64, MPI_BYTE, p, 3, MPI_COMM_WORLD);
+            }
+        } else {
+            mmc_fill(b, 64, i, rank);
+            MPI_Send(b, 64, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+            MPI_Recv(b, 64, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            mmc_check(b, 64, i, 0, "pong");
+        }
+    }
+    return NULL;
+}
+
+static void threads(void)
+{
+    unsigned char b[4096];
+    pthread_t t;
+    pthread_create(&t, NULL, pinger, NULL);
+    if (rank == 0) {
+        pause_us(PAUSE_MS * 1000L);
+        for (int p = 1; p < size; p++) {
+            mmc_fill(b, sizeof(b), 99, p);
+            MPI_Send(b, sizeof(b), MPI_BYTE, p, 4, MPI_COMM_WORLD);
+        }
+    } else {
+        MPI_Recv(b, sizeof(b), MPI_BYTE, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        mmc_check(b, sizeof(b), 99, rank, "late message beside the pings");
+    }
+    pthread_join(t, NULL);
+    printf("rank %d: %d pings beside a sleeping wait\n", rank, PINGS);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "paths";
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    if (strcmp(what, "threads") == 0) {
+        if (provided < MPI_THREAD_MULTIPLE)
+            MMC_ERR("rank %d: MPI_THREAD_MULTIPLE not provided\n", rank);
+        else
+            threads();
+    } else if (strcmp(what, "stress") == 0) {
+        stress();
+    } else {
+        paths(strcmp(what, "spin") != 0);
+    }
+    return mmc_finish();
+}
