@@ -20,7 +20,8 @@
 #include <time.h>
 
 #define PAUSE_MS 300
-static const int sizes[] = { 8, 2000, 65536, 1 << 20 };
+/* a box, the queue, its pipeline, CMA (above every version's threshold) */
+static const int sizes[] = { 8, 2000, 65536, 8 << 20 };
 
 #define NSIZES ((int) (sizeof(sizes) / sizeof(sizes[0])))
 
