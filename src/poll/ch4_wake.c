@@ -23,6 +23,8 @@ static size_t region_bytes;
 static void no_sleep(const char *why)
 {
     MPIDI_POLL_global.sleep = 0;
+    /* the other ranks fall back alike (one netmod, one mode): no signals */
+    MPIDI_POLL_wake.on = 0;
     if (MPIR_CVAR_CH4_POLL_WAIT_MODE == MPIR_CVAR_CH4_POLL_WAIT_MODE_sleep &&
         MPIR_Process.rank == 0)
         fprintf(stderr, "ch4 poll: MPIR_CVAR_CH4_POLL_WAIT_MODE=sleep: %s; waits yield "
