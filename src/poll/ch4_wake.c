@@ -40,7 +40,7 @@ int MPIDI_POLL_wake_init(MPIR_Comm * node_comm)
     MPIDI_POLL_wake_line_t *lines = NULL;
     int nlocal = MPIR_Process.local_size;
 
-    if (w->fd >= 0)
+    if (w->lines)
         goto fn_exit;
     /* every local rank joins the allocation, whatever its mode */
     if (nlocal > 1) {
@@ -48,16 +48,17 @@ int MPIDI_POLL_wake_init(MPIR_Comm * node_comm)
         mpi_errno = MMC_node_shm_alloc(node_comm, "wake", region_bytes, (void **) &lines);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (!MPIDI_POLL_global.sleep) {
-        w->lines = lines;
+    w->lines = lines;
+    if (!MPIDI_POLL_global.sleep)
         goto fn_exit;
-    }
-    int err = MPIDI_POLL_wake_open(w, lines, MPIR_Process.local_rank, nlocal);
+    /* 5.0 sets up shared memory after MPI_Init's first blocking waits, which
+     * opened the socket (MPIDI_POLL_wait_idle) */
+    int err = w->fd >= 0 ? 0 : MPIDI_POLL_wake_open(w, lines, MPIR_Process.local_rank, nlocal);
     if (err) {
-        w->lines = lines;
         no_sleep(strerror(err));
         goto fn_exit;
     }
+    MPIDI_POLL_wake_publish(w, lines, MPIR_Process.local_rank, nlocal);
     w->on = lines != NULL;
 
   fn_exit:

@@ -20,9 +20,6 @@ int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, 
     struct sockaddr_un a = {.sun_family = AF_UNIX };
     socklen_t len = sizeof(sa_family_t);
 
-    w->lines = lines;
-    w->me = me;
-    w->n = n;
     w->sleeper = 0;
     w->sent = w->received = 0;
     w->addr_len = 0;
@@ -42,17 +39,26 @@ int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, 
     }
     memcpy(w->addr, a.sun_path, path);
     w->addr_len = (uint32_t) path;
-    if (lines) {
-        memcpy(lines[me].addr, a.sun_path, path);
-        lines[me].addr_len = (uint32_t) path;
-        __atomic_store_n(&lines[me].armed, 0, __ATOMIC_RELEASE);
-    }
+    MPIDI_POLL_wake_publish(w, lines, me, n);
     return 0;
   fail:;
     int err = errno;
     close(w->fd);
     w->fd = -1;
     return err;
+}
+
+void MPIDI_POLL_wake_publish(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me,
+                             int n)
+{
+    w->lines = lines;
+    w->me = me;
+    w->n = n;
+    if (!lines)
+        return;
+    memcpy(lines[me].addr, w->addr, w->addr_len);
+    __atomic_store_n(&lines[me].armed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&lines[me].addr_len, w->addr_len, __ATOMIC_RELEASE);
 }
 
 void MPIDI_POLL_wake_close(MPIDI_POLL_wake_t * w)

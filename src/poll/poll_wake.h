@@ -51,6 +51,10 @@ typedef struct {
  * publishes it in lines[me] (lines may be NULL: no local peers).  Returns 0
  * or an errno. */
 int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me, int n);
+/* Publishes an open socket's address in lines[me] (the region came after
+ * the socket: a blocking wait of MPI_Init opened it first). */
+void MPIDI_POLL_wake_publish(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me,
+                             int n);
 void MPIDI_POLL_wake_close(MPIDI_POLL_wake_t * w);
 
 /* Sends one datagram to local rank `peer`'s socket (its address read from
