@@ -44,8 +44,9 @@ static void paths(int sleep_on)
 {
     unsigned char *buf = malloc(sizes[NSIZES - 1]);
     long long s0 = mmc_pvar_counter("ch4_poll_sleeps");
-    if (s0 < 0)
-        MMC_ERR("rank %d: no ch4_poll_sleeps performance variable\n", rank);
+    long long w0 = mmc_pvar_counter("ch4_poll_sleeps_woken");
+    if (s0 < 0 || w0 < 0)
+        MMC_ERR("rank %d: no ch4_poll_sleeps(_woken) performance variable\n", rank);
     for (int k = 0; k < NSIZES; k++) {
         int n = sizes[k];
         if (rank == 0) {
@@ -69,8 +70,12 @@ static void paths(int sleep_on)
         MPI_Barrier(MPI_COMM_WORLD);
     }
     long long slept = mmc_pvar_counter("ch4_poll_sleeps") - s0;
+    long long woken = mmc_pvar_counter("ch4_poll_sleeps_woken") - w0;
     if (rank != 0 && sleep_on && slept <= 0)
         MMC_ERR("rank %d: waited %d ms %d times and never slept\n", rank, PAUSE_MS, NSIZES);
+    /* the timeouts alone would also keep the CPU low: the messages must wake it */
+    if (rank != 0 && sleep_on && woken <= 0)
+        MMC_ERR("rank %d: %lld sleeps, none ended by a message's wake-up\n", rank, slept);
     if (!sleep_on && slept != 0)
         MMC_ERR("rank %d: slept %lld times with sleep off\n", rank, slept);
     free(buf);
