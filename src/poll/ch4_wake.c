@@ -29,7 +29,8 @@ static void no_sleep(const char *why)
         MPIR_Process.rank == 0)
         fprintf(stderr, "ch4 poll: MPIR_CVAR_CH4_POLL_WAIT_MODE=sleep: %s; waits yield "
                 "instead\n", why);
-    if (MPIDI_POLL_global.yield_after == 0)
+    /* a YIELD_AFTER set by hand holds */
+    if (MPIDI_POLL_global.yield_after == 0 && MPIR_CVAR_CH4_POLL_YIELD_AFTER == -1)
         MPIDI_POLL_global.yield_after = MPIDI_POLL_YIELD_AUTO;
 }
 
