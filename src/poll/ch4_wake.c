@@ -54,12 +54,12 @@ int MPIDI_POLL_wake_init(MPIR_Comm * node_comm)
         goto fn_exit;
     /* 5.0 sets up shared memory after MPI_Init's first blocking waits, which
      * opened the socket (MPIDI_POLL_wait_idle) */
-    int err = w->fd >= 0 ? 0 : MPIDI_POLL_wake_open(w, lines, MPIR_Process.local_rank, nlocal);
+    int err = w->fd >= 0 ? 0 : MPIDI_POLL_wake_open(w, lines, MPIR_Process.local_rank);
     if (err) {
         no_sleep(strerror(err));
         goto fn_exit;
     }
-    MPIDI_POLL_wake_publish(w, lines, MPIR_Process.local_rank, nlocal);
+    MPIDI_POLL_wake_publish(w, lines, MPIR_Process.local_rank);
     w->on = lines != NULL;
 
   fn_exit:
@@ -107,7 +107,7 @@ void MPIDI_POLL_wait_idle(void)
     }
     /* no shared memory set up (no local peer): the netmod alone wakes it */
     if (unlikely(w->fd < 0)) {
-        int err = MPIDI_POLL_wake_open(w, NULL, 0, 1);
+        int err = MPIDI_POLL_wake_open(w, NULL, 0);
         if (err) {
             no_sleep(strerror(err));
             return;

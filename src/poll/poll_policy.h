@@ -286,9 +286,8 @@ typedef enum {
 } MPIDI_POLL_idle_t;
 
 /* Called after each pass of a blocking wait where sleep is on; can_sleep
- * says whether nothing but an arrival can end the wait (no bytes the netmod
- * still has to write, no send shared memory postponed, no other thread
- * asleep). */
+ * says whether nothing but an arrival or the netmod's fd can end the wait
+ * (no send shared memory postponed, no other thread asleep). */
 static inline MPIDI_POLL_idle_t MPIDI_POLL_wait_done(MPIDI_POLL_arbiter_t * a, int can_sleep)
 {
     unsigned long long seen = a->msgs[MPIDI_POLL_SHM] + a->msgs[MPIDI_POLL_NM];

@@ -15,7 +15,7 @@
  * signalled; strangers' beyond it wait for the next wake-up */
 #define DRAIN_MAX 64
 
-int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me, int n)
+int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX };
     socklen_t len = sizeof(sa_family_t);
@@ -39,7 +39,7 @@ int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, 
     }
     memcpy(w->addr, a.sun_path, path);
     w->addr_len = (uint32_t) path;
-    MPIDI_POLL_wake_publish(w, lines, me, n);
+    MPIDI_POLL_wake_publish(w, lines, me);
     return 0;
   fail:;
     int err = errno;
@@ -48,12 +48,10 @@ int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, 
     return err;
 }
 
-void MPIDI_POLL_wake_publish(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me,
-                             int n)
+void MPIDI_POLL_wake_publish(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me)
 {
     w->lines = lines;
     w->me = me;
-    w->n = n;
     if (!lines)
         return;
     memcpy(lines[me].addr, w->addr, w->addr_len);

@@ -39,7 +39,7 @@ typedef struct {
 typedef struct {
     int on;                     /* senders signal: sleep is on */
     MPIDI_POLL_wake_line_t *lines;      /* the node's region, NULL with one local rank */
-    int me, n;                  /* this rank's line, the lines */
+    int me;                     /* this rank's line */
     int fd;                     /* the wake socket, -1 before open */
     uint32_t addr_len;          /* its address */
     char addr[MPIDI_POLL_WAKE_ADDR_MAX];
@@ -50,11 +50,10 @@ typedef struct {
 /* Binds this process' wake socket (an address the kernel chooses) and
  * publishes it in lines[me] (lines may be NULL: no local peers).  Returns 0
  * or an errno. */
-int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me, int n);
+int MPIDI_POLL_wake_open(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me);
 /* Publishes an open socket's address in lines[me] (the region came after
  * the socket: a blocking wait of MPI_Init opened it first). */
-void MPIDI_POLL_wake_publish(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me,
-                             int n);
+void MPIDI_POLL_wake_publish(MPIDI_POLL_wake_t * w, MPIDI_POLL_wake_line_t * lines, int me);
 void MPIDI_POLL_wake_close(MPIDI_POLL_wake_t * w);
 
 /* Sends one datagram to local rank `peer`'s socket (its address read from

@@ -24,7 +24,7 @@ static void opens_and_publishes(void)
 {
     MPIDI_POLL_wake_t w = {.fd = -1 };
     memset(lines, 0, sizeof(lines));
-    CHECK(MPIDI_POLL_wake_open(&w, lines, 1, 2) == 0);
+    CHECK(MPIDI_POLL_wake_open(&w, lines, 1) == 0);
     CHECK(w.fd >= 0);
     CHECK(lines[1].addr_len > 0 && lines[1].addr_len <= MPIDI_POLL_WAKE_ADDR_MAX);
     CHECK(lines[1].addr[0] == '\0');    /* abstract */
@@ -42,8 +42,8 @@ static void signals_only_an_armed_peer(void)
 {
     MPIDI_POLL_wake_t a = {.fd = -1 }, b = {.fd = -1 };
     memset(lines, 0, sizeof(lines));
-    CHECK(MPIDI_POLL_wake_open(&a, lines, 0, 2) == 0);
-    CHECK(MPIDI_POLL_wake_open(&b, lines, 1, 2) == 0);
+    CHECK(MPIDI_POLL_wake_open(&a, lines, 0) == 0);
+    CHECK(MPIDI_POLL_wake_open(&b, lines, 1) == 0);
     a.on = b.on = 1;
     MPIDI_POLL_wake_signal(&a, 1);
     CHECK(a.sent == 0);
@@ -74,8 +74,8 @@ static void a_stranger_is_a_spurious_wakeup(void)
     MPIDI_POLL_wake_t b = {.fd = -1 }, s = {.fd = -1 };
     MPIDI_POLL_wake_line_t mine[1];
     memset(lines, 0, sizeof(lines));
-    CHECK(MPIDI_POLL_wake_open(&b, lines, 1, 2) == 0);
-    CHECK(MPIDI_POLL_wake_open(&s, mine, 0, 1) == 0);
+    CHECK(MPIDI_POLL_wake_open(&b, lines, 1) == 0);
+    CHECK(MPIDI_POLL_wake_open(&s, mine, 0) == 0);
     /* datagrams until the socket's queue is full: the sender never blocks */
     s.lines = lines;
     double t0 = now();
@@ -132,7 +132,7 @@ static void no_lost_wakeup(void)
     memset(lines, 0, sizeof(lines));
     seq[0] = seq[1] = 0;
     for (int i = 0; i < 2; i++) {
-        CHECK(MPIDI_POLL_wake_open(&side[i], lines, i, 2) == 0);
+        CHECK(MPIDI_POLL_wake_open(&side[i], lines, i) == 0);
         side[i].on = 1;
         timeouts[i] = 0;
     }
