@@ -13,10 +13,15 @@
  *   arg threads: MPI_THREAD_MULTIPLE: one thread of each receiver sleeps in
  *                MPI_Recv for a late message while its other thread
  *                ping-pongs with rank 0; both finish, bytes checked
+ *   arg dead:    rank 1, shown to sleep by a first late message, sleeps in
+ *                MPI_Recv again while rank 0 kills itself (SIGKILL): the
+ *                launcher ends the job (the test list expects its words),
+ *                the sleeper does not keep it alive
  */
 #include "mmc_test.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 
 #define PAUSE_MS 300
@@ -160,6 +165,27 @@ static void threads(void)
     printf("rank %d: %d pings beside a sleeping wait\n", rank, PINGS);
 }
 
+static void dead(void)
+{
+    char c = 1;
+    long long s0 = mmc_pvar_counter("ch4_poll_sleeps");
+    if (rank == 0) {
+        pause_us(PAUSE_MS * 1000L);
+        MPI_Send(&c, 1, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+        pause_us(PAUSE_MS * 1000L);
+        raise(SIGKILL);
+    } else if (rank == 1) {
+        MPI_Recv(&c, 1, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        long long slept = mmc_pvar_counter("ch4_poll_sleeps") - s0;
+        printf("rank 1: slept %lld times; waits again for rank 0, which dies\n", slept);
+        fflush(stdout);
+        if (s0 < 0 || slept <= 0)
+            MMC_ERR("rank 1: waited %d ms and never slept\n", PAUSE_MS);
+        MPI_Recv(&c, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MMC_ERR("rank 1: a receive from a killed rank completed\n");
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "paths";
@@ -175,6 +201,8 @@ int main(int argc, char **argv)
             threads();
     } else if (strcmp(what, "stress") == 0) {
         stress();
+    } else if (strcmp(what, "dead") == 0) {
+        dead();
     } else {
         paths(strcmp(what, "spin") != 0);
     }

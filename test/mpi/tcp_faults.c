@@ -8,6 +8,9 @@
  *               itself (SIGKILL) in the middle of the transfer; rank 0's send
  *               and a third rank's receive from it fail; rank 0 and the third
  *               rank then still exchange a message.  (mpiexec -disable-auto-cleanup)
+ *               With MMC_EXPECT_SLEEP set (WAIT_MODE=sleep), the third rank's
+ *               receive must have slept: a peer that dies while a rank sleeps
+ *               is an error in time, not a hang.
  *   refused     the last rank finalizes and exits without ever talking to rank 0
  *               (no collective before: the ranks never connect); rank 0's first
  *               send to it fails fast (connection refused)
@@ -134,9 +137,16 @@ static int scenario_kill(void)
             MMC_ERR("the send failed before the transfer started\n");
     } else if (rank == third) {
         char c;
+        long long s0 = mmc_pvar_counter("ch4_poll_sleeps");
         double t0 = mmc_now_us();
         int err = MPI_Recv(&c, 1, MPI_CHAR, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         expect_error(err, t0, timeout_s + 5, "receive from the killed rank");
+        long long slept = mmc_pvar_counter("ch4_poll_sleeps") - s0;
+        if (getenv("MMC_EXPECT_SLEEP")) {
+            printf("rank %d: the receive slept %lld times\n", rank, slept);
+            if (s0 < 0 || slept <= 0)
+                MMC_ERR("rank %d: the receive from the killed rank never slept\n", rank);
+        }
     }
     free(buf);
     if (third >= 0)
