@@ -114,7 +114,12 @@ void MPIDI_POLL_wait_idle(void)
         }
     }
     unsigned long long seen = a->wait_seen;
-    switch (MPIDI_POLL_wait_done(a, only_arrivals())) {
+    MPIDI_POLL_idle_t step = MPIDI_POLL_wait_done(a, only_arrivals());
+    /* another thread asleep waits perhaps for what this pass found (whether
+     * this thread was armed or not) */
+    if (seen != a->wait_seen && __atomic_load_n(&w->sleeper, __ATOMIC_ACQUIRE))
+        MPIDI_POLL_wake_self(w);
+    switch (step) {
         case MPIDI_POLL_IDLE_ARM:
             MPIDI_POLL_wake_arm(w);
             return;
@@ -124,9 +129,6 @@ void MPIDI_POLL_wait_idle(void)
         case MPIDI_POLL_IDLE_SLEEP:
             break;
         default:
-            /* another thread asleep waits perhaps for what this pass found */
-            if (seen != a->wait_seen && __atomic_load_n(&w->sleeper, __ATOMIC_ACQUIRE))
-                MPIDI_POLL_wake_self(w);
             return;
     }
     /* one thread sleeps at a time, outside the global critical section */
