@@ -10,3 +10,9 @@ mpi_core_sources += src/mpid/ch4/poll/poll_policy.c \
                     src/mpid/ch4/poll/poll_wake.c \
                     src/mpid/ch4/poll/ch4_poll.c \
                     src/mpid/ch4/poll/ch4_wake.c
+
+# ch4:ucx's event fd in the wait that sleeps
+if BUILD_CH4_NETMOD_UCX
+noinst_HEADERS += src/mpid/ch4/poll/ch4_wake_ucx.h
+mpi_core_sources += src/mpid/ch4/poll/ch4_wake_ucx.c
+endif

@@ -26,6 +26,13 @@ int MPIDI_POLL_init(void);
 int MPIDI_POLL_wake_init(MPIR_Comm * node_comm);
 int MPIDI_POLL_wake_finalize(void);
 void MPIDI_POLL_wait_idle(void);
+/* Set by a netmod whose fd (MPIDI_POLL_global.nm_fd) reports only what comes
+ * after an arming (ch4:ucx's ucp_worker_arm): called last before a sleep, 0
+ * when events already wait, so the wait polls again instead.  NULL: a
+ * level-triggered fd (ch4:tcp's epoll). */
+extern int (*MPIDI_POLL_nm_arm) (void);
+/* The netmod's finalize closes its fd: the waits after it spin. */
+void MPIDI_POLL_nm_gone(void);
 
 /* MPID_Progress_wait after each pass: where sleep is on, the step towards
  * sleeping (ch4_wake.c) */

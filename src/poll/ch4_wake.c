@@ -15,6 +15,7 @@
 #define SLEEP_MAX_MS 10
 
 MPIDI_POLL_wake_t MPIDI_POLL_wake = {.fd = -1 };
+int (*MPIDI_POLL_nm_arm) (void);
 
 static size_t region_bytes;
 
@@ -82,6 +83,20 @@ int MPIDI_POLL_wake_finalize(void)
     return mpi_errno;
 }
 
+void MPIDI_POLL_nm_gone(void)
+{
+    MPIDI_POLL_global.sleep = 0;
+    MPIDI_POLL_global.nm_fd = -1;
+    MPIDI_POLL_nm_arm = NULL;
+}
+
+/* The pass found nothing, but this wait does not sleep after all. */
+static void stay_awake(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wake_t * w)
+{
+    MPIDI_POLL_wake_disarm(w);
+    a->armed = 0;
+}
+
 /* Whether only an arrival, or the netmod's fd, can end the wait.  ch4:tcp's
  * work in flight is all the epoll set's (connects, handshakes, bytes its
  * sockets have not taken, the rest of a message) or its timers'; the posix
@@ -100,7 +115,7 @@ void MPIDI_POLL_wait_idle(void)
     MPIDI_POLL_arbiter_t *a = &MPIDI_POLL_global;
     MPIDI_POLL_wake_t *w = &MPIDI_POLL_wake;
 
-    /* netmods that give no fd to wait on (ch4:ucx, ch4:ofi) */
+    /* a netmod that gives no fd to wait on (ch4:ofi; ch4:ucx without a worker's fd) */
     if (unlikely(a->nm_fd < 0)) {
         no_sleep("the netmod has no fd to wait on");
         return;
@@ -133,8 +148,12 @@ void MPIDI_POLL_wait_idle(void)
     }
     /* one thread sleeps at a time, outside the global critical section */
     if (__atomic_exchange_n(&w->sleeper, 1, __ATOMIC_ACQ_REL)) {
-        MPIDI_POLL_wake_disarm(w);
-        a->armed = 0;
+        stay_awake(a, w);
+        return;
+    }
+    if (MPIDI_POLL_nm_arm && !MPIDI_POLL_nm_arm()) {
+        __atomic_store_n(&w->sleeper, 0, __ATOMIC_RELEASE);
+        stay_awake(a, w);
         return;
     }
     MPL_time_t t0, t1;

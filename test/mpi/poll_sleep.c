@@ -15,8 +15,8 @@
  *                ping-pongs with rank 0; both finish, bytes checked
  *   arg dead:    rank 1, shown to sleep by a first late message, sleeps in
  *                MPI_Recv again while rank 0 kills itself (SIGKILL): the
- *                launcher ends the job (the test list expects its words),
- *                the sleeper does not keep it alive
+ *                launcher ends the job (a nonzero exit within the test's
+ *                limit): the sleeper does not keep it alive
  */
 #include "mmc_test.h"
 

@@ -377,7 +377,7 @@ int MPIDI_TCP_mpi_finalize_hook(void)
     MPIDI_TCP_reap();
     MPIDI_TCP_dyn_finalize();
     close(g->listen_fd);
-    MPIDI_POLL_global.nm_fd = -1;
+    MPIDI_POLL_nm_gone();
     close(g->epfd);
     if (g->spare_fd >= 0)
         close(g->spare_fd);
