@@ -16,3 +16,8 @@ if BUILD_CH4_NETMOD_UCX
 noinst_HEADERS += src/mpid/ch4/poll/ch4_wake_ucx.h
 mpi_core_sources += src/mpid/ch4/poll/ch4_wake_ucx.c
 endif
+# ch4:ofi's completion-queue fd in the wait that sleeps
+if BUILD_CH4_NETMOD_OFI
+noinst_HEADERS += src/mpid/ch4/poll/ch4_wake_ofi.h
+mpi_core_sources += src/mpid/ch4/poll/ch4_wake_ofi.c
+endif

@@ -94,7 +94,7 @@ cvars:
         What a blocking wait (MPI_Wait, MPI_Recv, a blocking collective, MPI_Finalize; never MPI_Test or MPI_Iprobe) does while it finds nothing. Default auto. Must be the same on every rank.
           spin  - polls on (MPIR_CVAR_CH4_POLL_YIELD_AFTER is ignored: it never yields).
           yield - polls on, with sched_yield() after MPIR_CVAR_CH4_POLL_YIELD_AFTER empty passes (-1: 32, oversubscribed or not).
-          sleep - after MPIR_CVAR_CH4_POLL_SPIN_COUNT empty passes, blocks in the kernel until a local sender signals it or the netmod has work (ch4:tcp's sockets, ch4:ucx's worker; at most 10 ms at a time); yields as MPIR_CVAR_CH4_POLL_YIELD_AFTER says before that. Under ch4:ucx it asks UCX for wake-ups, which leaves out the transports that cannot give them. Under ch4:ofi, which gives no fd to wait on, waits yield instead (said once on stderr).
+          sleep - after MPIR_CVAR_CH4_POLL_SPIN_COUNT empty passes, blocks in the kernel until a local sender signals it or the netmod has work (ch4:tcp's sockets, ch4:ucx's worker, ch4:ofi's completion queue; at most 10 ms at a time); yields as MPIR_CVAR_CH4_POLL_YIELD_AFTER says before that. Under ch4:ucx it asks UCX for wake-ups, which leaves out the transports that cannot give them. Under ch4:ofi it opens the completion queue with a wait fd (FI_WAIT_FD); with a provider that has none, or more than one queue, waits yield instead (said once on stderr).
           auto  - sleep where more ranks of the job run on the machine than CPUs they may use, spin otherwise (doc/arbiter.md).
 
     - name        : MPIR_CVAR_CH4_POLL_SPIN_COUNT

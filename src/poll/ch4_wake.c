@@ -115,7 +115,8 @@ void MPIDI_POLL_wait_idle(void)
     MPIDI_POLL_arbiter_t *a = &MPIDI_POLL_global;
     MPIDI_POLL_wake_t *w = &MPIDI_POLL_wake;
 
-    /* a netmod that gives no fd to wait on (ch4:ofi; ch4:ucx without a worker's fd) */
+    /* a netmod that gives no fd to wait on (ch4:ucx without a worker's fd, ch4:ofi
+     * without a queue's) */
     if (unlikely(a->nm_fd < 0)) {
         no_sleep("the netmod has no fd to wait on");
         return;
