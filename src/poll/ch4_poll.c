@@ -223,6 +223,8 @@ static void register_pvars(void)
         {"ch4_poll_nm_msgs", &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod"},
         {"ch4_poll_ratio_updates", &a->ratio_updates, "Times the dynamic ratio was recomputed"},
         {"ch4_poll_yields", &a->yields, "Empty progress passes that ended with sched_yield()"},
+        {"ch4_poll_flag_yields", &a->flag_yields,
+         "sched_yield() calls in MPICH's spin on a shared-memory collective's flag"},
         {"ch4_poll_sleeps", &a->sleeps, "Blocking waits that slept in the kernel"},
         {"ch4_poll_sleeps_woken", &a->woken,
          "Of those, ended by a signal or the netmod before the timeout"},

@@ -42,6 +42,22 @@ void MPIDI_POLL_nm_gone(void);
             MPIDI_POLL_wait_idle();             \
     } while (0)
 
+/* MPICH's posix release-gather collectives (intra-node Bcast, Reduce,
+ * Allreduce, Barrier from their fifth call on) spin on a flag in shared
+ * memory that no writer signals, with a progress pass only every few thousand
+ * loads.  Where ranks outnumber CPUs (a yield is on), the rank that would set
+ * the flag may be waiting for this core: the spin gives it away every
+ * MPIDI_POLL_FLAG_SPINS loads instead of at the end of the time slice. */
+#define MPIDI_POLL_FLAG_SPINS 64
+#define MPIDI_POLL_FLAG_SPUN(n_)                                        \
+    do {                                                                \
+        if (unlikely(MPIDI_POLL_global.yield_after) &&                  \
+            (n_) % MPIDI_POLL_FLAG_SPINS == MPIDI_POLL_FLAG_SPINS - 1) { \
+            MPIDI_POLL_global.flag_yields++;                            \
+            sched_yield();                                              \
+        }                                                               \
+    } while (0)
+
 /* A posix eager send to local rank `lr_` is visible: an armed receiver is
  * woken (poll_wake.h) */
 #define MPIDI_POLL_SENT_LOCAL(lr_) MPIDI_POLL_wake_signal(&MPIDI_POLL_wake, (lr_))

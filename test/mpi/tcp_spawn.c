@@ -25,8 +25,8 @@
  * (they ended the job: MPICH's PMI client asserted, hydra's proxy quit); then
  * a spawn of 400 arguments of 50 bytes arrives whole in the child.
  *
- * tcp_spawn refused: where the launcher cannot spawn (4.0.2 under srun
- * --mpi=pmix), a spawn of one child fails with MPI_ERR_SPAWN at the root and
+ * tcp_spawn refused: where the launcher cannot spawn (srun --mpi=pmix: 4.0.2
+ * has no PMIx spawn, Slurm 22.05 no PMIx_Spawn), a spawn of one child fails with MPI_ERR_SPAWN at the root and
  * an error elsewhere, naming why, and the parents go on.
  */
 #include "mmc_test.h"
