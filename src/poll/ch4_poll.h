@@ -31,6 +31,9 @@ void MPIDI_POLL_wait_idle(void);
  * when events already wait, so the wait polls again instead.  NULL: a
  * level-triggered fd (ch4:tcp's epoll). */
 extern int (*MPIDI_POLL_nm_arm) (void);
+/* The netmod has no fd for the waits, for the reason `why` (a phrase the
+ * first wait under WAIT_MODE=sleep prints): they yield instead. */
+void MPIDI_POLL_nm_no_fd(const char *why);
 /* The netmod's finalize closes its fd: the waits after it spin. */
 void MPIDI_POLL_nm_gone(void);
 
@@ -76,6 +79,7 @@ void MPIDI_POLL_follow_cvars(void);
 #define MPIDI_PROGRESS_POLL_REMOTE (1 << 7)
 
 #define MPIDI_POLL_ARRIVED(ch_, n_) MPIDI_POLL_arrived(&MPIDI_POLL_global, (ch_), (n_))
+#define MPIDI_POLL_PROGRESSED() MPIDI_POLL_progressed(&MPIDI_POLL_global)
 
 #ifndef MPIDI_CH4_DIRECT_NETMOD
 /* A point-to-point request whose peer is on this node completes through shared

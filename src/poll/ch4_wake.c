@@ -83,11 +83,20 @@ int MPIDI_POLL_wake_finalize(void)
     return mpi_errno;
 }
 
+/* what the first wait says when nm_fd is -1 */
+static const char *nm_no_fd = "the netmod has no fd to wait on";
+
+void MPIDI_POLL_nm_no_fd(const char *why)
+{
+    MPIDI_POLL_global.nm_fd = -1;
+    MPIDI_POLL_nm_arm = NULL;
+    nm_no_fd = why;
+}
+
 void MPIDI_POLL_nm_gone(void)
 {
     MPIDI_POLL_global.sleep = 0;
-    MPIDI_POLL_global.nm_fd = -1;
-    MPIDI_POLL_nm_arm = NULL;
+    MPIDI_POLL_nm_no_fd("the netmod is finalized");
 }
 
 /* The pass found nothing, but this wait does not sleep after all. */
@@ -115,10 +124,9 @@ void MPIDI_POLL_wait_idle(void)
     MPIDI_POLL_arbiter_t *a = &MPIDI_POLL_global;
     MPIDI_POLL_wake_t *w = &MPIDI_POLL_wake;
 
-    /* a netmod that gives no fd to wait on (ch4:ucx without a worker's fd, ch4:ofi
-     * without a queue's) */
+    /* a netmod that gives no fd to wait on (MPIDI_POLL_nm_no_fd says why) */
     if (unlikely(a->nm_fd < 0)) {
-        no_sleep("the netmod has no fd to wait on");
+        no_sleep(nm_no_fd);
         return;
     }
     /* no shared memory set up (no local peer): the netmod alone wakes it */

@@ -20,11 +20,9 @@ static int arm(void)
     struct fid *fids[1] = { &woken_cq->fid };
     int ret = fi_trywait(woken_fabric, fids, 1);
     /* -FI_EAGAIN: completions wait; the wait polls again */
-    if (ret != FI_SUCCESS && ret != -FI_EAGAIN) {
-        /* a provider that cannot say: no sleeping on its fd (ch4_wake.c says so) */
-        MPIDI_POLL_global.nm_fd = -1;
-        MPIDI_POLL_nm_arm = NULL;
-    }
+    if (ret != FI_SUCCESS && ret != -FI_EAGAIN)
+        MPIDI_POLL_nm_no_fd("ch4:ofi's provider cannot say whether its completion queue's "
+                            "fd will report (fi_trywait)");
     return ret == FI_SUCCESS;
 }
 
@@ -48,10 +46,14 @@ void MPIDI_POLL_ofi_cq(struct fid_fabric *fabric, struct fid_cq *cq)
     int fd;
     if (!MPIDI_POLL_global.sleep)
         return;
-    /* one fd for the wait: a second queue (more VCIs or NICs) would go unwatched */
-    if (woken_cq || fi_control(&cq->fid, FI_GETWAIT, &fd) != FI_SUCCESS) {
-        MPIDI_POLL_global.nm_fd = -1;
-        MPIDI_POLL_nm_arm = NULL;
+    /* one fd for the wait: a second queue would go unwatched */
+    if (woken_cq) {
+        MPIDI_POLL_nm_no_fd("ch4:ofi opened a second completion queue (more VCIs or NICs), "
+                            "which one fd cannot watch");
+        return;
+    }
+    if (fi_control(&cq->fid, FI_GETWAIT, &fd) != FI_SUCCESS) {
+        MPIDI_POLL_nm_no_fd("ch4:ofi's provider gives its completion queue no wait fd");
         return;
     }
     woken_fabric = fabric;

@@ -27,9 +27,12 @@ uint64_t MPIDI_POLL_ucx_features(void)
 void MPIDI_POLL_ucx_worker(ucp_worker_h worker, int vci)
 {
     int fd;
-    /* without an fd the waits yield, saying so (ch4_wake.c) */
-    if (!MPIDI_POLL_global.sleep || vci != 0 || ucp_worker_get_efd(worker, &fd) != UCS_OK)
+    if (!MPIDI_POLL_global.sleep || vci != 0)
         return;
+    if (ucp_worker_get_efd(worker, &fd) != UCS_OK) {
+        MPIDI_POLL_nm_no_fd("ch4:ucx's worker gives no event fd");
+        return;
+    }
     woken_worker = worker;
     MPIDI_POLL_nm_arm = arm;
     MPIDI_POLL_global.nm_fd = fd;

@@ -58,13 +58,13 @@ typedef struct {
 
     unsigned yield_after;       /* empty passes before the rank yields its core; 0 = never */
     unsigned idle_passes;       /* consecutive passes that discovered nothing */
-    unsigned long long seen;    /* msgs[SHM] + msgs[NM] at the end of the last pass */
+    unsigned long long seen;    /* MPIDI_POLL_found at the end of the last pass */
 
     int sleep;                  /* whether blocking waits may sleep (MPIDI_POLL_set_wait_mode) */
     unsigned spin_count;        /* empty blocking-wait passes before arming */
     unsigned empty_waits;       /* consecutive empty blocking-wait passes */
     int armed;                  /* this rank told its senders to wake it */
-    unsigned long long wait_seen;       /* msgs[SHM] + msgs[NM] after the last wait pass */
+    unsigned long long wait_seen;       /* MPIDI_POLL_found after the last wait pass */
 
     /* the netmod's report, NULL where it gives none (MPICH's own netmods); set
      * by the netmod's init, which ch4 runs after the arbiter's */
@@ -77,6 +77,7 @@ typedef struct {
     unsigned long long nm_skipped;
     unsigned long long nm_idle;
     unsigned long long msgs[2];
+    unsigned long long progressed;      /* later pieces of messages (no arrival) */
     unsigned long long ratio_updates;
     unsigned long long yields;
     unsigned long long flag_yields;     /* of spins on a shared-memory flag (MPIDI_POLL_FLAG_SPUN) */
@@ -200,6 +201,20 @@ static inline void MPIDI_POLL_arrived(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_chann
         MPIDI_POLL_update_ratio(a);
 }
 
+/* A piece of a message already under way came (a later segment through the
+ * posix queue): the pass was not empty, but nothing new arrived for the
+ * ratio. */
+static inline void MPIDI_POLL_progressed(MPIDI_POLL_arbiter_t * a)
+{
+    a->progressed++;
+}
+
+/* What the passes so far discovered: a pass that changes it was not empty. */
+static inline unsigned long long MPIDI_POLL_found(const MPIDI_POLL_arbiter_t * a)
+{
+    return a->msgs[MPIDI_POLL_SHM] + a->msgs[MPIDI_POLL_NM] + a->progressed;
+}
+
 /* Yielding (MPIR_CVAR_CH4_POLL_YIELD_AFTER).  A waiting rank busy-polls; on
  * a machine with more ranks than CPUs that spin takes the time slice the
  * rank it waits for needs.  After yield_after consecutive passes that
@@ -237,7 +252,7 @@ static inline int MPIDI_POLL_pass_done(MPIDI_POLL_arbiter_t * a)
 {
     if (a->yield_after == 0)
         return 0;
-    unsigned long long seen = a->msgs[MPIDI_POLL_SHM] + a->msgs[MPIDI_POLL_NM];
+    unsigned long long seen = MPIDI_POLL_found(a);
     if (seen != a->seen) {
         a->seen = seen;
         a->idle_passes = 0;
@@ -291,7 +306,7 @@ typedef enum {
  * (no send shared memory postponed, no other thread asleep). */
 static inline MPIDI_POLL_idle_t MPIDI_POLL_wait_done(MPIDI_POLL_arbiter_t * a, int can_sleep)
 {
-    unsigned long long seen = a->msgs[MPIDI_POLL_SHM] + a->msgs[MPIDI_POLL_NM];
+    unsigned long long seen = MPIDI_POLL_found(a);
     if (seen != a->wait_seen || !can_sleep) {
         a->wait_seen = seen;
         a->empty_waits = 0;

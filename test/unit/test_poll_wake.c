@@ -210,6 +210,14 @@ static void an_arrival_disarms(void)
     CHECK(MPIDI_POLL_wait_done(&a, 1) == MPIDI_POLL_IDLE_DISARM);
     CHECK(!a.armed && a.empty_waits == 0);
     CHECK(MPIDI_POLL_wait_done(&a, 1) == MPIDI_POLL_IDLE_ARM);
+    /* so does a later piece of a message under way, which is no arrival */
+    CHECK(MPIDI_POLL_wait_done(&a, 1) == MPIDI_POLL_IDLE_SLEEP);
+    MPIDI_POLL_woke(&a, 1, 0);
+    CHECK(MPIDI_POLL_wait_done(&a, 1) == MPIDI_POLL_IDLE_ARM);
+    MPIDI_POLL_progressed(&a);
+    CHECK(MPIDI_POLL_wait_done(&a, 1) == MPIDI_POLL_IDLE_DISARM);
+    CHECK(a.msgs[MPIDI_POLL_SHM] == 1 && a.win_msgs[MPIDI_POLL_SHM] == 1);
+    CHECK(MPIDI_POLL_wait_done(&a, 1) == MPIDI_POLL_IDLE_ARM);
     /* work only polling can finish (bytes to write) disarms too */
     CHECK(MPIDI_POLL_wait_done(&a, 0) == MPIDI_POLL_IDLE_DISARM);
     CHECK(MPIDI_POLL_wait_done(&a, 0) == MPIDI_POLL_IDLE_SPIN);
@@ -234,6 +242,7 @@ int main(void)
     run("wait modes: spin, yield, sleep, auto; invalid values change nothing", modes);
     run("a blocking wait arms after the spin, sleeps after the rechecking pass",
         arms_after_the_spin_then_sleeps);
-    run("an arrival, or work only polling finishes, disarms", an_arrival_disarms);
+    run("an arrival, a later piece of a message, or work only polling finishes, disarms",
+        an_arrival_disarms);
     return unit_summary();
 }
