@@ -27,8 +27,13 @@ uint64_t MPIDI_POLL_ucx_features(void)
 void MPIDI_POLL_ucx_worker(ucp_worker_h worker, int vci)
 {
     int fd;
-    if (!MPIDI_POLL_global.sleep || vci != 0)
+    if (!MPIDI_POLL_global.sleep)
         return;
+    /* one fd per wait: worker 0's alone would sleep through what another VCI receives */
+    if (vci != 0) {
+        MPIDI_POLL_nm_no_fd("ch4:ucx opened a second worker (more VCIs), which one fd cannot watch");
+        return;
+    }
     if (ucp_worker_get_efd(worker, &fd) != UCS_OK) {
         MPIDI_POLL_nm_no_fd("ch4:ucx's worker gives no event fd");
         return;
