@@ -221,6 +221,8 @@ static void register_pvars(void)
         {"ch4_poll_shm_msgs", &a->msgs[MPIDI_POLL_SHM],
          "Incoming messages discovered by shared memory"},
         {"ch4_poll_nm_msgs", &a->msgs[MPIDI_POLL_NM], "Incoming messages discovered by the netmod"},
+        {"ch4_poll_progressed", &a->progressed, "Progress passes that took later pieces of "
+         "messages under way (posix queue segments, ch4:tcp bytes) and no new message"},
         {"ch4_poll_ratio_updates", &a->ratio_updates, "Times the dynamic ratio was recomputed"},
         {"ch4_poll_yields", &a->yields, "Empty progress passes that ended with sched_yield()"},
         {"ch4_poll_flag_yields", &a->flag_yields,

@@ -202,8 +202,8 @@ static inline void MPIDI_POLL_arrived(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_chann
 }
 
 /* A piece of a message already under way came (a later segment through the
- * posix queue): the pass was not empty, but nothing new arrived for the
- * ratio. */
+ * posix queue, bytes ch4:tcp read of a message not yet whole): the pass was
+ * not empty, but nothing new arrived for the ratio. */
 static inline void MPIDI_POLL_progressed(MPIDI_POLL_arbiter_t * a)
 {
     a->progressed++;

@@ -5,7 +5,8 @@
  * in MPI_Recv; bytes are checked, and so are the receivers' CPU time and the
  * sleep pvars.
  *   arg paths:   4 sizes, a 300 ms pause each: a receiver under sleep uses
- *                under a fifth of the pause in CPU time, and slept
+ *                under a fifth of the pause in CPU time, and slept (with
+ *                MMC_EXPECT_PROGRESSED set, counted pieces of the largest)
  *   arg spin:    the same with the mode off: no sleep at all
  *   arg stress:  3000 short rounds (a pause of 0-100 us before each send),
  *                receivers that sleep at once (SPIN_COUNT=0): every byte, and
@@ -50,8 +51,10 @@ static void paths(int sleep_on)
     unsigned char *buf = malloc(sizes[NSIZES - 1]);
     long long s0 = mmc_pvar_counter("ch4_poll_sleeps");
     long long w0 = mmc_pvar_counter("ch4_poll_sleeps_woken");
-    if (s0 < 0 || w0 < 0)
-        MMC_ERR("rank %d: no ch4_poll_sleeps(_woken) performance variable\n", rank);
+    long long p0 = mmc_pvar_counter("ch4_poll_progressed");
+    if (s0 < 0 || w0 < 0 || p0 < 0)
+        MMC_ERR("rank %d: no ch4_poll_sleeps(_woken) or ch4_poll_progressed performance "
+                "variable\n", rank);
     for (int k = 0; k < NSIZES; k++) {
         int n = sizes[k];
         if (rank == 0) {
@@ -83,6 +86,11 @@ static void paths(int sleep_on)
         MMC_ERR("rank %d: %lld sleeps, none ended by a message's wake-up\n", rank, slept);
     if (!sleep_on && slept != 0)
         MMC_ERR("rank %d: slept %lld times with sleep off\n", rank, slept);
+    /* MMC_EXPECT_PROGRESSED: the largest message came in pieces the arbiter saw */
+    long long progressed = mmc_pvar_counter("ch4_poll_progressed") - p0;
+    if (rank != 0 && getenv("MMC_EXPECT_PROGRESSED") && progressed <= 0)
+        MMC_ERR("rank %d: %d bytes came without a pass that counted a piece\n", rank,
+                sizes[NSIZES - 1]);
     free(buf);
 }
 

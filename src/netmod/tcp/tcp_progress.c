@@ -69,7 +69,7 @@ int MPIDI_TCP_progress(int *made_progress)
     static unsigned calls;
     MPIDI_TCP_conn_t *only;
 
-    MPIDI_TCP_global.n_arrived = 0;
+    MPIDI_TCP_global.n_arrived = MPIDI_TCP_global.n_read = 0;
     /* one call in 16 still asks epoll: the listener, errors, EPOLLOUT */
     if ((++calls & 15) && (only = solo()) != NULL)
         mpi_errno = MPIDI_TCP_conn_read(only);
@@ -90,6 +90,9 @@ int MPIDI_TCP_progress(int *made_progress)
     MPIDI_TCP_reap();
     if (MPIDI_TCP_global.n_arrived)
         MPIDI_POLL_ARRIVED(MPIDI_POLL_NM, MPIDI_TCP_global.n_arrived);
+    else if (MPIDI_TCP_global.n_read)
+        /* bytes of a message not yet whole: the wait is not idle */
+        MPIDI_POLL_PROGRESSED();
     *made_progress = MPIDI_TCP_global.n_arrived > 0;
     return mpi_errno;
 }

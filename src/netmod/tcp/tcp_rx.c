@@ -318,6 +318,7 @@ static int read_payload(MPIDI_TCP_conn_t * c, size_t * budget)
             return 0;
         }
         *budget -= MPL_MIN((size_t) n, *budget);
+        MPIDI_TCP_global.n_read++;
         /* a short read drained the socket: epoll says when more arrives,
          * sparing a read that would only return EAGAIN */
         if ((size_t) n < asked && c->rx_left > 0)
@@ -555,6 +556,7 @@ int MPIDI_TCP_conn_read(MPIDI_TCP_conn_t * c)
         if (n > 0) {
             c->r_tail += n;
             budget -= MPL_MIN((size_t) n, budget);
+            MPIDI_TCP_global.n_read++;
             drained = (size_t) n < want;
         } else if (n == 0) {
             MPIDI_TCP_conn_lost(c, "receive", 0);

@@ -189,6 +189,7 @@ typedef struct {
     int n_awaits;               /* CTS, SSEND_ACK and data awaited from peers */
     int n_rx_active;            /* connections in the middle of a message's payload */
     int n_arrived;              /* messages dispatched in this progress call */
+    int n_read;                 /* reads that took bytes in this call (pieces of messages) */
     int n_dead;
     double next_timer, next_liveness;
     int finalizing;
