@@ -36,6 +36,10 @@ extern int (*MPIDI_POLL_nm_arm) (void);
 void MPIDI_POLL_nm_no_fd(const char *why);
 /* The netmod's finalize closes its fd: the waits after it spin. */
 void MPIDI_POLL_nm_gone(void);
+/* A request completed without a message (MPI_Grequest_complete): wakes a
+ * thread asleep in a wait.  (mpir_greq.c, which cannot include this header,
+ * declares it too.) */
+void MPIDI_POLL_completed_elsewhere(void);
 
 /* MPID_Progress_wait after each pass: where sleep is on, the step towards
  * sleeping (ch4_wake.c) */

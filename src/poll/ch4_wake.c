@@ -99,6 +99,16 @@ void MPIDI_POLL_nm_gone(void)
     MPIDI_POLL_nm_no_fd("the netmod is finalized");
 }
 
+/* A request completed by a call that moves no message (MPI_Grequest_complete
+ * from another thread, inside the global critical section): no pass sees it,
+ * so a thread asleep in a wait, perhaps for it, is woken.  The sleeper set
+ * `sleeper` before it left the critical section: no wake-up is lost. */
+void MPIDI_POLL_completed_elsewhere(void)
+{
+    if (__atomic_load_n(&MPIDI_POLL_wake.sleeper, __ATOMIC_ACQUIRE))
+        MPIDI_POLL_wake_self(&MPIDI_POLL_wake);
+}
+
 /* The pass found nothing, but this wait does not sleep after all. */
 static void stay_awake(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wake_t * w)
 {

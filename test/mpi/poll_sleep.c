@@ -14,6 +14,10 @@
  *   arg threads: MPI_THREAD_MULTIPLE: one thread of each receiver sleeps in
  *                MPI_Recv for a late message while its other thread
  *                ping-pongs with rank 0; both finish, bytes checked
+ *   arg greq:    each rank's main thread sleeps in MPI_Wait on a generalized
+ *                request that its other thread completes after a pause:
+ *                the completion wakes it (most sleeps that end do so by a
+ *                wake-up, not the 10 ms timeout), GREQ_ROUNDS times
  *   arg dead:    rank 1, shown to sleep by a first late message, sleeps in
  *                MPI_Recv again while rank 0 kills itself (SIGKILL): the
  *                launcher ends the job (a nonzero exit within the test's
@@ -173,6 +177,62 @@ static void threads(void)
     printf("rank %d: %d pings beside a sleeping wait\n", rank, PINGS);
 }
 
+#define GREQ_ROUNDS 10
+static int greq_query(void *state, MPI_Status * st)
+{
+    (void) state;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *state)
+{
+    (void) state;
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *state, int complete)
+{
+    (void) state;
+    (void) complete;
+    return MPI_SUCCESS;
+}
+
+static void *completer(void *arg)
+{
+    pause_us(50 * 1000L);
+    MPI_Grequest_complete(*(MPI_Request *) arg);
+    return NULL;
+}
+
+static void greq(void)
+{
+    long long w0 = mmc_pvar_counter("ch4_poll_sleeps_woken");
+    for (int r = 0; r < GREQ_ROUNDS; r++) {
+        MPI_Request req, handle;
+        MPI_Status st;
+        pthread_t t;
+        MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &req);
+        /* the completer's own copy: MPI_Wait sets req to MPI_REQUEST_NULL */
+        handle = req;
+        pthread_create(&t, NULL, completer, &handle);
+        MPI_Wait(&req, &st);
+        pthread_join(t, NULL);
+        if (req != MPI_REQUEST_NULL)
+            MMC_ERR("rank %d: MPI_Wait left the generalized request\n", rank);
+    }
+    long long woken = mmc_pvar_counter("ch4_poll_sleeps_woken") - w0;
+    printf("rank %d: %d generalized requests completed by another thread, %lld sleeps "
+           "ended by a wake-up\n", rank, GREQ_ROUNDS, woken);
+    /* unwoken, each wait would end on the timeout after the completion */
+    if (w0 < 0 || woken < GREQ_ROUNDS / 2)
+        MMC_ERR("rank %d: %lld of %d completions woke the sleeping wait\n", rank, woken,
+                GREQ_ROUNDS);
+}
+
 static void dead(void)
 {
     char c = 1;
@@ -202,11 +262,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    if (strcmp(what, "threads") == 0) {
+    if (strcmp(what, "threads") == 0 || strcmp(what, "greq") == 0) {
         if (provided < MPI_THREAD_MULTIPLE)
             MMC_ERR("rank %d: MPI_THREAD_MULTIPLE not provided\n", rank);
-        else
+        else if (what[0] == 't')
             threads();
+        else
+            greq();
     } else if (strcmp(what, "stress") == 0) {
         stress();
     } else if (strcmp(what, "dead") == 0) {
