@@ -8,7 +8,8 @@
 static void restart(MPIDI_POLL_arbiter_t * a)
 {
     a->ratio = a->policy == MPIDI_POLL_POLICY_STATIC ? a->static_ratio : 1;
-    a->since_nm = 0;
+    a->since_nm = a->yields_since_nm = 0;
+    a->nm_soon = 0;
     a->nm_quiet = 0;
     a->win_msgs[MPIDI_POLL_SHM] = a->win_msgs[MPIDI_POLL_NM] = 0;
 }

@@ -53,6 +53,8 @@ typedef struct {
 
     unsigned ratio;             /* shared-memory polls per netmod poll, in [1, max_ratio] */
     unsigned since_nm;          /* passes since the netmod was last polled */
+    unsigned yields_since_nm;   /* yields since then */
+    int nm_soon;                /* a yield made the netmod due, unless it is idle */
     unsigned win_msgs[2];       /* arrivals per channel in the current history window */
     unsigned nm_quiet;          /* netmod polls since shared memory last delivered */
 
@@ -152,11 +154,12 @@ static inline int MPIDI_POLL_nm_due(MPIDI_POLL_arbiter_t * a, MPIDI_POLL_wait_t 
 {
     a->shm_polls++;
     unsigned pass = a->since_nm + 1;
-    if (pass >= MPIDI_POLL_pass_ratio(a, wait)) {
+    if (pass >= MPIDI_POLL_pass_ratio(a, wait) || a->nm_soon) {
+        a->nm_soon = 0;
         if (pass < a->max_ratio && MPIDI_POLL_nm_idle(a, wait)) {
             a->nm_idle++;
         } else {
-            a->since_nm = 0;
+            a->since_nm = a->yields_since_nm = 0;
             a->nm_polls++;
             if (a->ratio > 1 && ++a->nm_quiet >= a->history)
                 MPIDI_POLL_shm_quiet(a);
@@ -183,9 +186,10 @@ static inline void MPIDI_POLL_nm_next(MPIDI_POLL_arbiter_t * a)
 static inline void MPIDI_POLL_count_pass(MPIDI_POLL_arbiter_t * a, int nm_polled)
 {
     a->shm_polls++;
-    if (nm_polled)
+    if (nm_polled) {
         a->nm_polls++;
-    else
+        a->yields_since_nm = 0;
+    } else
         a->nm_skipped++;
 }
 
@@ -220,12 +224,18 @@ static inline unsigned long long MPIDI_POLL_found(const MPIDI_POLL_arbiter_t * a
  * rank it waits for needs.  After yield_after consecutive passes that
  * discovered nothing, each further empty pass ends with sched_yield().  A
  * yield may cost a time slice, so a ratio of passes would become a ratio of
- * time slices: the pass after a yield polls every channel, and nothing the
- * rank waits for is delayed by more than one time slice.  An arrival starts
- * the count again. */
+ * time slices: the pass after a yield polls every channel the wait may need,
+ * and nothing the rank waits for is delayed by more than one time slice.  A
+ * netmod idle for the wait (MPIDI_POLL_nm_idle: one node, or nothing in
+ * flight while the wait needs shared memory alone) is not worth a system call
+ * per yield: it is polled after MPIDI_POLL_NM_YIELDS yields at the latest, so
+ * a stranger or a remote rank's request waits that many time slices at most.
+ * An arrival starts the count again. */
 
 /* empty passes before the first yield under auto (-1): doc/arbiter.md */
 #define MPIDI_POLL_YIELD_AUTO 32
+/* yields after which even an idle netmod is polled */
+#define MPIDI_POLL_NM_YIELDS 16
 
 /* Where a rank runs, for the auto decision: the kernel it runs on (a hash of
  * its boot id: network namespaces and containers on one machine share its
@@ -263,7 +273,10 @@ static inline int MPIDI_POLL_pass_done(MPIDI_POLL_arbiter_t * a)
     if (a->idle_passes < a->yield_after)
         return 0;
     a->yields++;
-    MPIDI_POLL_nm_next(a);
+    if (++a->yields_since_nm >= MPIDI_POLL_NM_YIELDS)
+        MPIDI_POLL_nm_next(a);
+    else
+        a->nm_soon = 1;
     return 1;
 }
 

@@ -460,13 +460,24 @@ static void test_idle_netmod(void)
         CHECK((a.nm_idle == 0) == (cases[i].polls * 50 >= (unsigned) cases[i].passes));
     }
 
-    /* a yield leaves the netmod due on the next pass, idle or not */
+    /* a yield leaves the netmod due on the next pass ... */
     init_ok(&a, MPIDI_POLL_POLICY_STATIC, 50, 10, 1000);
     a.nm_state = nm_report;
+    nm_now = MPIDI_POLL_NM_QUIET;
     CHECK(MPIDI_POLL_set_yield(&a, 2, 0) == 0);
     MPIDI_POLL_pass_done(&a);
     MPIDI_POLL_pass_done(&a);
     CHECK(a.yields == 1 && MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY));
+    /* ... unless it is idle for the wait: then every MPIDI_POLL_NM_YIELDS yields */
+    nm_now = MPIDI_POLL_NM_UNUSED;
+    int polled = 0, first = 0;
+    for (int i = 1; i <= 2 * MPIDI_POLL_NM_YIELDS; i++) {
+        CHECK(MPIDI_POLL_pass_done(&a));
+        if (MPIDI_POLL_nm_due(&a, MPIDI_POLL_WAIT_ANY) && polled++ == 0)
+            first = i;
+    }
+    CHECK(polled == 2 && first == MPIDI_POLL_NM_YIELDS);
+    CHECK(a.nm_polls + a.nm_skipped == a.shm_polls);
 }
 
 /* MPIDI_POLL_nm_next: the next pass polls the netmod under every ratio and
