@@ -89,9 +89,13 @@ void MPIDI_POLL_follow_cvars(void);
 /* A point-to-point request whose peer is on this node completes through shared
  * memory alone; an any-source receive may complete through either channel,
  * which is what the message history predicts; every other request (netmod,
- * collective, persistent, generalized) may need the netmod. */
+ * collective, persistent, generalized) may need the netmod.  A complete one
+ * needs neither (MPICH's builtin request of a send that completed at once
+ * carries no peer). */
 MPL_STATIC_INLINE_PREFIX int MPIDI_POLL_hint_of(MPIR_Request * req)
 {
+    if (MPIR_Request_is_complete(req))
+        return MPIDI_PROGRESS_POLL_LOCAL;
     if (req->kind == MPIR_REQUEST_KIND__SEND || req->kind == MPIR_REQUEST_KIND__RECV) {
         if (MMC_ANYSRC_PARTNER(req))
             return 0;
