@@ -17,7 +17,8 @@
  *   arg greq:    each rank's main thread sleeps in MPI_Wait on a generalized
  *                request that its other thread completes after a pause:
  *                the completion wakes it (most sleeps that end do so by a
- *                wake-up, not the 10 ms timeout), GREQ_ROUNDS times
+ *                wake-up, not the 10 ms timeout) and MPI_Wait returns the
+ *                status its query function gives, GREQ_ROUNDS times
  *   arg dead:    rank 1, shown to sleep by a first late message, sleeps in
  *                MPI_Recv again while rank 0 kills itself (SIGKILL): the
  *                launcher ends the job (a nonzero exit within the test's
@@ -178,13 +179,14 @@ static void threads(void)
 }
 
 #define GREQ_ROUNDS 10
+/* the status of round r: r bytes, tag 100 + r, no source */
 static int greq_query(void *state, MPI_Status * st)
 {
-    (void) state;
-    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    int r = *(int *) state;
+    MPI_Status_set_elements(st, MPI_BYTE, r);
     MPI_Status_set_cancelled(st, 0);
     st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
+    st->MPI_TAG = 100 + r;
     return MPI_SUCCESS;
 }
 
@@ -215,7 +217,8 @@ static void greq(void)
         MPI_Request req, handle;
         MPI_Status st;
         pthread_t t;
-        MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &req);
+        int count = -1;
+        MPI_Grequest_start(greq_query, greq_free, greq_cancel, &r, &req);
         /* the completer's own copy: MPI_Wait sets req to MPI_REQUEST_NULL */
         handle = req;
         pthread_create(&t, NULL, completer, &handle);
@@ -223,6 +226,11 @@ static void greq(void)
         pthread_join(t, NULL);
         if (req != MPI_REQUEST_NULL)
             MMC_ERR("rank %d: MPI_Wait left the generalized request\n", rank);
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if (st.MPI_SOURCE != MPI_UNDEFINED || st.MPI_TAG != 100 + r || count != r)
+            MMC_ERR("rank %d: round %d: MPI_Wait returned source %d, tag %d, %d bytes, not "
+                    "the query's MPI_UNDEFINED, %d, %d\n", rank, r, st.MPI_SOURCE, st.MPI_TAG,
+                    count, 100 + r, r);
     }
     long long woken = mmc_pvar_counter("ch4_poll_sleeps_woken") - w0;
     printf("rank %d: %d generalized requests completed by another thread, %lld sleeps "
