@@ -3,7 +3,7 @@
  * each MPI's own mpicc by bench/run-shm-bench), each pinned to its own CPU
  * (rank 0 to the first CPU it may use, its partner to the second):
  *
- *   shmlat [peer P] [lat SIZE,SIZE,...] [rate W]
+ *   shmlat [peer P] [lat SIZE,SIZE,...] [rate W] [bw SIZE,SIZE,...]
  *     peer   rank 0's partner (default 1); every other rank idles until the
  *            end (a nonblocking barrier tested once a millisecond), as a rank
  *            of the job on another host that has nothing to do
@@ -13,6 +13,10 @@
  *            MPI_Isend, the partner posts W MPI_Irecv and answers each window
  *            with 4 bytes; one line window=W msgs_per_s=R (best of 5 trials
  *            of about 50 ms)
+ *     bw     windowed bandwidth per size, as osu_bw: windows of W (the last
+ *            rate's, default 64; fewer above 4 MiB, 256 MiB a window)
+ *            MPI_Isend of SIZE bytes, each window answered as above; one line
+ *            size=N window=W bw_MBps=B (10^6 bytes/s, the best of 5 trials)
  *
  * The first and last message of every trial are checked byte by byte (and
  * every message's length); a wrong one aborts with exit status 1.
@@ -94,9 +98,12 @@ static void lat(size_t size)
     free(rbuf);
 }
 
-static double rate_trial(int w, int windows)
+/* windows of w messages of size bytes, each window answered with 4 bytes;
+ * the seconds they took */
+static double window_trial(unsigned char *sbuf, unsigned char *rbuf, size_t size, int w,
+                           int windows)
 {
-    unsigned char s[MAXW][8], r[MAXW][8], ack[4] = { 1, 2, 3, 4 };
+    unsigned char ack[4] = { 1, 2, 3, 4 };
     MPI_Request req[MAXW];
     MPI_Status st[MAXW];
     double t0 = MPI_Wtime();
@@ -105,44 +112,52 @@ static double rate_trial(int w, int windows)
         if (rank == 0) {
             for (int i = 0; i < w; i++) {
                 if (edge)
-                    fill(s[i], 8, i);
-                MPI_Isend(s[i], 8, MPI_BYTE, 1, 2, pair, &req[i]);
+                    fill(sbuf + (size_t) i * size, size, i);
+                MPI_Isend(sbuf + (size_t) i * size, (int) size, MPI_BYTE, 1, 2, pair, &req[i]);
             }
             MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
             MPI_Recv(ack, 4, MPI_BYTE, 1, 3, pair, MPI_STATUS_IGNORE);
         } else {
             for (int i = 0; i < w; i++)
-                MPI_Irecv(r[i], 8, MPI_BYTE, 0, 2, pair, &req[i]);
+                MPI_Irecv(rbuf + (size_t) i * size, (int) size, MPI_BYTE, 0, 2, pair, &req[i]);
             MPI_Waitall(w, req, st);
             if (edge)
                 for (int i = 0; i < w; i++)
-                    check(r[i], 8, i, &st[i]);
+                    check(rbuf + (size_t) i * size, size, i, &st[i]);
             MPI_Send(ack, 4, MPI_BYTE, 0, 3, pair);
         }
     }
     return MPI_Wtime() - t0;
 }
 
-static void rate(int w)
+/* The best of TRIALS trials of about 50 ms of windows of w messages of size
+ * bytes: messages per second. */
+static double windowed(size_t size, int w)
 {
-    int windows = 20;
-    double t = rate_trial(w, windows);
+    unsigned char *sbuf = calloc((size_t) w, size), *rbuf = calloc((size_t) w, size);
+    if (!sbuf || !rbuf) {
+        fprintf(stderr, "shmlat: no memory for a window of %d x %zu bytes\n", w, size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int windows = 4;
+    double t = window_trial(sbuf, rbuf, size, w, windows);
     MPI_Bcast(&t, 1, MPI_DOUBLE, 0, pair);
     windows = (int) (0.05 / (t / windows + 1e-9));
     windows = windows < 4 ? 4 : windows;
     double best = 1e30;
     for (int k = 0; k < TRIALS; k++) {
-        t = rate_trial(w, windows);
+        t = window_trial(sbuf, rbuf, size, w, windows);
         if (t < best)
             best = t;
     }
-    if (rank == 0)
-        printf("window=%d msgs_per_s=%.0f\n", w, (double) w * windows / best);
+    free(sbuf);
+    free(rbuf);
+    return (double) w * windows / best;
 }
 
 int main(int argc, char **argv)
 {
-    int size, peer = 1, a = 1;
+    int size, peer = 1, a = 1, w = 64;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -152,8 +167,8 @@ int main(int argc, char **argv)
     }
     if (size < 2 || peer < 1 || peer >= size || argc < a + 2 || (argc - a) % 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: shmlat [peer P] [lat SIZE,SIZE,...] [rate W] (2 ranks or "
-                    "more)\n");
+            fprintf(stderr, "usage: shmlat [peer P] [lat SIZE,SIZE,...] [rate W] "
+                    "[bw SIZE,SIZE,...] (2 ranks or more)\n");
         MPI_Finalize();
         return 2;
     }
@@ -175,12 +190,26 @@ int main(int argc, char **argv)
     MPI_Barrier(pair);
     for (; a + 1 < argc; a += 2) {
         if (strcmp(argv[a], "rate") == 0) {
-            int w = atoi(argv[a + 1]);
-            rate(w < 1 ? 1 : w > MAXW ? MAXW : w);
+            w = atoi(argv[a + 1]);
+            w = w < 1 ? 1 : w > MAXW ? MAXW : w;
+            double r = windowed(8, w);
+            if (rank == 0)
+                printf("window=%d msgs_per_s=%.0f\n", w, r);
             continue;
         }
+        int bw = strcmp(argv[a], "bw") == 0;
         for (char *p = argv[a + 1]; *p;) {
-            lat(strtoull(p, &p, 10));
+            size_t n = strtoull(p, &p, 10);
+            if (!bw) {
+                lat(n);
+            } else {
+                /* at most 256 MiB a window */
+                size_t cap = (256u << 20) / (n ? n : 1);
+                int ws = (size_t) w > cap ? (cap ? (int) cap : 1) : w;
+                double r = windowed(n, ws);
+                if (rank == 0)
+                    printf("size=%zu window=%d bw_MBps=%.1f\n", n, ws, r * n / 1e6);
+            }
             if (*p == ',')
                 p++;
         }
