@@ -24,7 +24,7 @@ cvars:
       description : >-
         Bytes of each fast box: a ring that carries small messages from one local rank to
         another without atomic operations, one per ordered pair of ranks that talk (at most
-        MPIR_CVAR_CH4_SHM_FASTBOX_MAX_PEERS per receiver). Default -1: 4096, chosen by
+        MPIR_CVAR_CH4_SHM_FASTBOX_MAX_PEERS per receiver). Default -1: 16384, chosen by
         measurement (doc/shm.md). 0 turns fast boxes off: every message through MPICH's
         shared-memory queue. Else a power of two from 512 to 16777216. A node's box size is
         that of its first local rank.

@@ -49,7 +49,7 @@
 #define MPIDI_FBOX_COMPACT_MAX 112      /* data bytes: a compact record fits two lines */
 
 /* the measured defaults (doc/shm.md) */
-#define MPIDI_FBOX_SIZE_DEFAULT 4096
+#define MPIDI_FBOX_SIZE_DEFAULT 16384
 #define MPIDI_FBOX_MAX_PEERS_DEFAULT 32
 #define MPIDI_FBOX_MAX_MSG_DEFAULT 1024
 /* what a box size may be: a power of two in this range */
