@@ -41,9 +41,19 @@
  *   finalize-stuck  rank 0 finalizes with 32 MiB queued to a rank that does not
  *               receive: MPI_Finalize gives up after OUTAGE_TIMEOUT without
  *               progress and names that rank and what it did not acknowledge
+ *   nomem       with every allocation failing (tcp_nomem_preload.so), rank 0's
+ *               noncontiguous send, synchronous send and send behind a full
+ *               socket to a rank on another node each fail with an error
+ *               naming the memory, nothing of them arrives, and each sent
+ *               again afterwards arrives intact
+ *   nomem-partial  the same for a 1 MiB send of which the socket took a part
+ *               before the allocation failed: the send fails, the connection
+ *               with it (the receiver's receive fails too); rank 0 and a third
+ *               rank still exchange a message
  */
 #include "mmc_test.h"
 #include "tcp_raw.h"
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -376,6 +386,157 @@ static int scenario_close_pending(void)
     return survivors_finish(peer);
 }
 
+/* mmc_nomem(1) of tcp_nomem_preload.so: every allocation fails until (0) */
+static void (*nomem)(int);
+
+/* A send rank 0 starts while nothing can be allocated: an error in no time,
+ * of class MPI_ERR_NO_MEM when nothing left (cls), and no request.  (MPICH
+ * formats an error's text in memory it allocates, so the text is empty.) */
+static void expect_nomem(int err, MPI_Request * rq, int want_cls, const char *what)
+{
+    int cls;
+    expect_error(err, mmc_now_us(), 5, what);
+    if (err == MPI_SUCCESS) {
+        MPI_Wait(rq, MPI_STATUS_IGNORE);
+        return;
+    }
+    MPI_Error_class(err, &cls);
+    if (cls != want_cls)
+        MMC_ERR("rank 0: %s: error class %d, expected %d\n", what, cls, want_cls);
+}
+
+/* Rank 0's (synchronous) send to peer started while every allocation fails
+ * must fail; sent again with memory back, it must go. */
+static void nomem_then_send(const void *buf, int count, MPI_Datatype type, int tag, int sync,
+                            const char *what)
+{
+    MPI_Request rq = MPI_REQUEST_NULL;
+    nomem(1);
+    int err = (sync ? MPI_Issend : MPI_Isend) (buf, count, type, peer, tag, MPI_COMM_WORLD, &rq);
+    nomem(0);
+    expect_nomem(err, &rq, MPI_ERR_NO_MEM, what);
+    if ((sync ? MPI_Ssend : MPI_Send) (buf, count, type, peer, tag, MPI_COMM_WORLD))
+        MMC_ERR("rank 0: %s: sent again with memory back, it failed\n", what);
+}
+
+/* Rank 0 sends, to the rank on the other node, three messages while every
+ * allocation fails, each of which must fail with nothing sent, and each again
+ * afterwards: a vector (100 KB, packed), a synchronous send (awaits the
+ * peer's acknowledgement) and one behind 8 MiB the sleeping receiver has not
+ * taken.  The receiver checks each arrives once, intact. */
+static int scenario_nomem(void)
+{
+    enum { NV = 12500, SZ = 4096, NQ = 8, QSZ = 1 << 20 };
+    double *v = calloc(2 * NV, sizeof(double));
+    unsigned char *q = malloc((size_t) NQ * QSZ + SZ), *small = q + (size_t) NQ * QSZ;
+    MPI_Datatype vec;
+    MPI_Request qrq[NQ];
+    MPI_Type_vector(NV, 1, 2, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    if (rank == 0) {
+        for (int i = 0; i < NV; i++)
+            v[2 * i] = i + 0.5;
+        nomem_then_send(v, 1, vec, 11, 0, "noncontiguous send without memory");
+        mmc_fill(small, SZ, 12, 0);
+        nomem_then_send(small, SZ, MPI_BYTE, 12, 1, "synchronous send without memory");
+
+        /* the receiver sleeps: the sockets fill and the later sends queue */
+        int done;
+        for (int i = 0; i < NQ; i++) {
+            mmc_fill(q + (size_t) i * QSZ, QSZ, 13, i);
+            MPI_Isend(q + (size_t) i * QSZ, QSZ, MPI_BYTE, peer, 13, MPI_COMM_WORLD, &qrq[i]);
+        }
+        MPI_Testall(NQ, qrq, &done, MPI_STATUSES_IGNORE);
+        if (done)
+            MMC_ERR("rank 0: 8 MiB went into the sockets: make the queue longer\n");
+        mmc_fill(small, SZ, 14, 0);
+        nomem_then_send(small, SZ, MPI_BYTE, 14, 0, "queued send without memory");
+        if (MPI_Waitall(NQ, qrq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            MMC_ERR("rank 0: the sends ahead of the queued one failed\n");
+    } else if (rank == peer) {
+        MPI_Status st;
+        int n;
+        if (MPI_Recv(v, 1, vec, 0, 11, MPI_COMM_WORLD, &st) != MPI_SUCCESS)
+            MMC_ERR("rank %d: the noncontiguous receive failed\n", rank);
+        for (int i = 0; i < NV; i++)
+            if (v[2 * i] != i + 0.5 || v[2 * i + 1] != 0) {
+                MMC_ERR("rank %d: vector element %d is %g (hole %g)\n", rank, i, v[2 * i],
+                        v[2 * i + 1]);
+                break;
+            }
+        MPI_Recv(small, SZ, MPI_BYTE, 0, 12, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        if (n != SZ || mmc_check(small, SZ, 12, 0, "synchronous send after the failure"))
+            MMC_ERR("rank %d: synchronous send: %d bytes\n", rank, n);
+        sleep(2);
+        for (int i = 0; i < NQ; i++) {
+            MPI_Recv(q + (size_t) i * QSZ, QSZ, MPI_BYTE, 0, 13, MPI_COMM_WORLD, &st);
+            mmc_check(q + (size_t) i * QSZ, QSZ, 13, i, "the sends ahead of the queued one");
+        }
+        MPI_Recv(small, SZ, MPI_BYTE, 0, 14, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        if (n != SZ || mmc_check(small, SZ, 14, 0, "queued send after the failure"))
+            MMC_ERR("rank %d: queued send: %d bytes\n", rank, n);
+    }
+    /* on one connection, a failed send that left anything would come before
+     * the barrier's message */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == peer) {
+        int flag;
+        MPI_Status st;
+        MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (flag)
+            MMC_ERR("rank %d: a message with tag %d from a send that failed\n", rank, st.MPI_TAG);
+    }
+    MPI_Type_free(&vec);
+    free(v);
+    free(q);
+    return mmc_finish();
+}
+
+/* Rank 0's 1 MiB send to a sleeping rank on another node fills the small
+ * sockets (MPIR_CVAR_CH4_TCP_SNDBUF_SIZE, _RCVBUF_SIZE) part way when the
+ * allocation of its queue entry fails: the send fails, and the connection,
+ * whose stream holds half a message; the receiver's receive fails; rank 0 and
+ * the third rank still talk. */
+static int scenario_nomem_partial(void)
+{
+    enum { SZ = 1 << 20 };
+    unsigned char *buf = malloc(SZ);
+    if (nprocs != 3) {
+        if (rank == 0)
+            MMC_ERR("nomem-partial needs 3 ranks\n");
+        return mmc_finish();
+    }
+    ping(0, peer, 1);   /* the connection is up and idle */
+    if (rank == 0) {
+        MPI_Request rq;
+        mmc_fill(buf, SZ, 15, 0);
+        nomem(1);
+        int err = MPI_Isend(buf, SZ, MPI_BYTE, peer, 15, MPI_COMM_WORLD, &rq);
+        nomem(0);
+        expect_nomem(err, &rq, MPIX_ERR_PROC_FAILED, "1 MiB send part-written without memory");
+        double t0 = mmc_now_us();
+        expect_error(MPI_Send(buf, 16, MPI_BYTE, peer, 16, MPI_COMM_WORLD), t0, 5,
+                     "later send on the failed connection");
+    } else if (rank == peer) {
+        sleep(2);
+        double t0 = mmc_now_us();
+        expect_error(MPI_Recv(buf, SZ, MPI_BYTE, 0, 15, MPI_COMM_WORLD, MPI_STATUS_IGNORE), t0,
+                     timeout_s + 5, "receive of the half-sent message");
+        if (mmc_errs)
+            printf(" Found %d errors\n", mmc_errs);
+        fflush(stdout);
+    }
+    ping(0, 3 - peer, 2);
+    free(buf);
+    if (rank == peer) {
+        MPI_Finalize();
+        return 0;
+    }
+    return survivors_finish(peer);
+}
+
 int main(int argc, char **argv)
 {
     int intra;
@@ -393,7 +554,7 @@ int main(int argc, char **argv)
     if (peer < 0 || argc < 2) {
         if (rank == 0)
             MMC_ERR("usage: tcp_faults kill|refused|finalized|unreachable|garbage|corrupt|"
-                    "close-pending|finalize-stuck, on two nodes\n");
+                    "close-pending|finalize-stuck|nomem|nomem-partial, on two nodes\n");
         return mmc_finish();
     }
     if (!strcmp(argv[1], "kill"))
@@ -414,6 +575,14 @@ int main(int argc, char **argv)
         return scenario_finalize_stuck();
     if (!strcmp(argv[1], "close-pending"))
         return scenario_close_pending();
+    if (!strncmp(argv[1], "nomem", 5)) {
+        nomem = (void (*)(int)) dlsym(RTLD_DEFAULT, "mmc_nomem");
+        if (!nomem) {
+            MMC_ERR("nomem: run with LD_PRELOAD=tcp_nomem_preload.so\n");
+            return mmc_finish();
+        }
+        return strcmp(argv[1], "nomem") ? scenario_nomem_partial() : scenario_nomem();
+    }
     if (rank == 0)
         MMC_ERR("unknown scenario %s\n", argv[1]);
     return mmc_finish();

@@ -37,14 +37,17 @@ void MPIDI_TCP_am_sendq_done(MPIDI_TCP_sendq_t * e, int err)
 }
 
 /* The connection layer wrote all of an entry's bytes: 1 when a packed
- * payload has another segment, now in e->iov. */
+ * payload has another segment, now in e->iov; -1 when the datatype engine
+ * gave none (the frame's announced length cannot be kept). */
 int MPIDI_TCP_am_sendq_refill(MPIDI_TCP_sendq_t * e)
 {
     if (!e->pack_buf || e->packed == e->data_sz)
         return 0;
     MPI_Aint n = MPL_MIN(e->data_sz - e->packed, MPIDI_TCP_PACK_SEG), actual = 0;
-    MMC_TYPEREP_PACK(e->buf, e->count, e->datatype, e->packed, e->pack_buf, n, &actual);
-    MPIR_Assert(actual > 0);
+    int err = MMC_TYPEREP_PACK(e->buf, e->count, e->datatype, e->packed, e->pack_buf, n,
+                               &actual);
+    if (err != MPI_SUCCESS || actual <= 0)
+        return -1;
     e->packed += actual;
     e->iov[1].iov_base = e->pack_buf;
     e->iov[1].iov_len = actual;
@@ -53,15 +56,17 @@ int MPIDI_TCP_am_sendq_refill(MPIDI_TCP_sendq_t * e)
     return 1;
 }
 
-void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id)
+static int await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id)
 {
     MPIDI_TCP_await_t *a = MPL_malloc(sizeof(*a), MPL_MEM_BUFFER);
-    MPIR_Assert(a);
+    if (a == NULL)
+        return 0;
     a->req = req;
     a->handler_id = handler_id;
     a->next = c->awaits;
     c->awaits = a;
     MPIDI_TCP_global.n_awaits++;
+    return 1;
 }
 
 /* The peer sent a reply naming req: 1 when we were waiting for it from this
@@ -102,6 +107,66 @@ void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err)
     }
 }
 
+static int nomem_error(const char *what)
+{
+    return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                MPI_ERR_NO_MEM, "**tcp_nomem", "**tcp_nomem %s", what);
+}
+
+/* The replies only this peer may send, naming our requests, are awaited
+ * before any byte leaves: 0, or a nomem error with nothing registered. */
+static int add_awaits(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr)
+{
+    if (handler_id == MPIDIG_SEND) {
+        const MPIDIG_hdr_t *h = am_hdr;
+        int rts = (h->flags & MPIDIG_AM_SEND_FLAGS_RTS) != 0;
+        if (rts && !await_add(c, h->sreq_ptr, MPIDIG_SEND_CTS))
+            goto nomem;
+        if ((h->flags & MPIDIG_AM_SEND_FLAGS_SYNC) &&
+            !await_add(c, h->sreq_ptr, MPIDIG_SSEND_ACK)) {
+            if (rts)
+                MPIDI_TCP_await_take(c, h->sreq_ptr, MPIDIG_SEND_CTS);
+            goto nomem;
+        }
+    } else if (handler_id == MPIDIG_SEND_CTS &&
+               !await_add(c, ((const MPIDIG_send_cts_msg_t *) am_hdr)->rreq_ptr,
+                          MPIDIG_SEND_DATA)) {
+        goto nomem;
+    }
+    return MPI_SUCCESS;
+  nomem:
+    return nomem_error("a reply the peer owes");
+}
+
+/* Takes back what add_awaits registered for a send that never left. */
+static void drop_awaits(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr)
+{
+    if (handler_id == MPIDIG_SEND) {
+        const MPIDIG_hdr_t *h = am_hdr;
+        MPIDI_TCP_await_take(c, h->sreq_ptr, MPIDIG_SEND_CTS);
+        MPIDI_TCP_await_take(c, h->sreq_ptr, MPIDIG_SSEND_ACK);
+    } else if (handler_id == MPIDIG_SEND_CTS) {
+        MPIDI_TCP_await_take(c, ((const MPIDIG_send_cts_msg_t *) am_hdr)->rreq_ptr,
+                             MPIDIG_SEND_DATA);
+    }
+}
+
+/* Out of memory: a send of which no byte left is an MPI error of its own
+ * (the await entries taken back); once part of its frame is in the socket
+ * the stream cannot go on, and the connection fails. */
+static int send_nomem(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr, ssize_t sent,
+                      const char *what)
+{
+    if (sent == 0) {
+        drop_awaits(c, handler_id, am_hdr);
+        return nomem_error(what);
+    }
+    int peer = c->peer;
+    MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(peer, "out of memory for the rest of a "
+                                                "message part-written", ENOMEM));
+    return MPIDI_TCP_global.dead_err[peer];
+}
+
 int MPIDI_TCP_send_am(int peer, int handler_id, const void *am_hdr, MPI_Aint am_hdr_sz,
                       const void *data, MPI_Aint count, MPI_Datatype datatype,
                       int src_vci, int dst_vci, MPIR_Request * sreq)
@@ -114,24 +179,16 @@ int MPIDI_TCP_send_am(int peer, int handler_id, const void *am_hdr, MPI_Aint am_
     uint8_t wire[MPIDI_TCP_HDR_SIZE];
     ssize_t n = 0;
 
-    MPIR_Assert(am_hdr_sz <= MPIDI_TCP_AM_HDR_MAX);
+    MPIR_ERR_CHKANDJUMP1(am_hdr_sz > MPIDI_TCP_AM_HDR_MAX, mpi_errno, MPI_ERR_INTERN,
+                         "**tcp_amhdr", "**tcp_amhdr %d", (int) am_hdr_sz);
     mpi_errno = MPIDI_TCP_conn_get(peer, &c);
     MPIR_ERR_CHECK(mpi_errno);
 
     /* data may be MPI_BOTTOM (NULL) with a datatype of absolute addresses */
     if (count > 0 && datatype != MPI_DATATYPE_NULL)
         MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr, dt_true_lb);
-    /* the replies only this peer may send, naming our requests */
-    if (handler_id == MPIDIG_SEND) {
-        const MPIDIG_hdr_t *h = am_hdr;
-        if (h->flags & MPIDIG_AM_SEND_FLAGS_RTS)
-            MPIDI_TCP_await_add(c, h->sreq_ptr, MPIDIG_SEND_CTS);
-        if (h->flags & MPIDIG_AM_SEND_FLAGS_SYNC)
-            MPIDI_TCP_await_add(c, h->sreq_ptr, MPIDIG_SSEND_ACK);
-    } else if (handler_id == MPIDIG_SEND_CTS) {
-        MPIDI_TCP_await_add(c, ((const MPIDIG_send_cts_msg_t *) am_hdr)->rreq_ptr,
-                            MPIDIG_SEND_DATA);
-    }
+    mpi_errno = add_awaits(c, handler_id, am_hdr);
+    MPIR_ERR_CHECK(mpi_errno);
 
     MPIDI_TCP_hdr_t h = {.version = MPIDI_TCP_PROTO_VERSION, .opcode = MPIDI_TCP_OP_AM,
         .handler_id = (uint8_t) handler_id, .src_vci = (uint8_t) src_vci,
@@ -168,7 +225,10 @@ int MPIDI_TCP_send_am(int peer, int handler_id, const void *am_hdr, MPI_Aint am_
     /* the rest waits in the queue */
     MPIDI_TCP_sendq_t *e = MPL_malloc(sizeof(*e) + MPIDI_TCP_HDR_SIZE + am_hdr_sz,
                                       MPL_MEM_BUFFER);
-    MPIR_Assert(e);
+    if (e == NULL) {
+        mpi_errno = send_nomem(c, handler_id, am_hdr, n, "a queued send");
+        goto fn_fail;
+    }
     memset(e, 0, sizeof(*e));
     memcpy(e->hdr, wire, MPIDI_TCP_HDR_SIZE);
     if (am_hdr_sz)
@@ -184,14 +244,20 @@ int MPIDI_TCP_send_am(int peer, int handler_id, const void *am_hdr, MPI_Aint am_
         e->iov[1].iov_len = data_sz;
         e->iov_cnt = 2;
     } else if (data_sz) {
-        /* packed in segments once the headers are out; the user may free the
-         * datatype before the send completes */
+        /* packed in segments once the headers are out (nothing of it written
+         * yet: only a contiguous payload is written before queueing); the user
+         * may free the datatype before the send completes */
         e->buf = data;
         e->count = count;
         e->datatype = datatype;
         e->data_sz = data_sz;
         e->pack_buf = MPL_malloc(MPL_MIN(data_sz, MPIDI_TCP_PACK_SEG), MPL_MEM_BUFFER);
-        MPIR_Assert(e->pack_buf);
+        if (e->pack_buf == NULL) {
+            MPL_free(e);
+            mpi_errno = send_nomem(c, handler_id, am_hdr, 0, "a noncontiguous send's "
+                                   "pack buffer");
+            goto fn_fail;
+        }
         MPIR_Datatype_add_ref_if_not_builtin(datatype);
     }
     e->iov_cnt = MPIDI_TCP_iov_advance(&e->iov_cur, e->iov_cnt, (size_t) n);

@@ -76,7 +76,16 @@ int MPIDI_TCP_flush(MPIDI_TCP_conn_t * c)
                 break;
             }
             e->iov_cnt = MPIDI_TCP_iov_advance(&e->iov_cur, e->iov_cnt, (size_t) n);
-            if (e->iov_cnt > 0 || MPIDI_TCP_global.ops->sendq_refill(e))
+            if (e->iov_cnt > 0)
+                continue;
+            int more = MPIDI_TCP_global.ops->sendq_refill(e);
+            if (more < 0) {
+                /* the peer reads a frame of the announced length: nothing else may follow */
+                MPIDI_TCP_conn_fail(c, MPIDI_TCP_peer_error(c->peer, "a message's datatype "
+                                                            "could not be packed", 0));
+                return 1;
+            }
+            if (more)
                 continue;
             c->sq_head = e->next;
             if (c->sq_head == NULL)

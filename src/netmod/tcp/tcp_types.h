@@ -141,7 +141,8 @@ typedef struct {
  * tcp_am.c's and tcp_rx.c's), so that calls run one way: progress ->
  * protocol -> connection -> socket (doc/tcp.md, Source layout). */
 typedef struct {
-    /* an entry's bytes are all out: 1 when it has more (a packed segment in iov) */
+    /* an entry's bytes are all out: 1 when it has more (a packed segment in iov),
+     * -1 when its payload cannot be produced */
     int (*sendq_refill)(MPIDI_TCP_sendq_t * e);
     /* an entry is written whole (MPI_SUCCESS) or given up (err): complete, free it */
     void (*sendq_done)(MPIDI_TCP_sendq_t * e, int err);
@@ -270,7 +271,6 @@ void MPIDI_TCP_flush_all(void);
 /* tcp_am.c */
 int MPIDI_TCP_am_sendq_refill(MPIDI_TCP_sendq_t * e);
 void MPIDI_TCP_am_sendq_done(MPIDI_TCP_sendq_t * e, int err);
-void MPIDI_TCP_await_add(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
 int MPIDI_TCP_await_take(MPIDI_TCP_conn_t * c, MPIR_Request * req, int handler_id);
 void MPIDI_TCP_awaits_fail(MPIDI_TCP_conn_t * c, int err);
 
