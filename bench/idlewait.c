@@ -20,6 +20,12 @@
  *   idlewait halo SIZE N        N rounds of a ring halo exchange: each rank
  *                               sends SIZE bytes to both neighbours
  *                               (Isend/Irecv, Waitall); microseconds per round
+ *   idlewait rma N              N rounds of a passive-target epoch: every rank
+ *                               MPI_Win_lock_all, adds 1 to the next rank's
+ *                               counter (MPI_Fetch_and_op, whose result must
+ *                               be the round), MPI_Win_unlock_all and
+ *                               MPI_Barrier; microseconds per round (each
+ *                               counter read at the end under a lock of itself)
  *
  * IDLEWAIT_PIN=1 binds rank r to CPU r mod (CPUs online), whatever the
  * launcher, so every MPI is pinned alike.
@@ -180,6 +186,37 @@ static void halo(size_t size, int n)
     free(rr);
 }
 
+static void rma(int n)
+{
+    int64_t *mine, one = 1, prev, now;
+    MPI_Win win;
+    int next = (rank + 1) % nprocs;
+    MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mine,
+                     &win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    *mine = 0;
+    MPI_Win_unlock(rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        MPI_Win_lock_all(0, win);
+        MPI_Fetch_and_op(&one, &prev, MPI_INT64_T, next, 0, MPI_SUM, win);
+        MPI_Win_unlock_all(win);
+        if (prev != i)
+            die("wrong MPI_Fetch_and_op result");
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    double us = (MPI_Wtime() - t0) / n * 1e6;
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    now = *mine;
+    MPI_Win_unlock(rank, win);
+    if (now != n)
+        die("wrong counter after the epochs");
+    if (rank == 0)
+        printf("mode=rma np=%d reps=%d us=%.3f check=ok\n", nprocs, n, us);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -203,8 +240,10 @@ int main(int argc, char **argv)
         allreduce(atoi(argv[2]));
     else if (!strcmp(mode, "halo") && argc == 4)
         halo((size_t) atol(argv[2]), atoi(argv[3]));
+    else if (!strcmp(mode, "rma") && argc == 3)
+        rma(atoi(argv[2]));
     else
-        die("usage: idlewait idle SECONDS | wake PAUSE_MS N | allreduce N | halo SIZE N");
+        die("usage: idlewait idle SECONDS | wake PAUSE_MS N | allreduce N | halo SIZE N | rma N");
     MPI_Finalize();
     return 0;
 }

@@ -195,6 +195,13 @@ MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
             MPIDI_POLL_SHM_PASS(vci);                                   \
     } while (0)
 
+/* The end of every pass: after YIELD_AFTER empty ones, a yield. */
+#define MPIDI_POLL_PASS_DONE()                                          \
+    do {                                                                \
+        if (MPIDI_POLL_pass_done(&MPIDI_POLL_global))                   \
+            sched_yield();                                              \
+    } while (0)
+
 #define MPIDI_POLL_PROGRESS(vci, is_global_)                            \
     do {                                                                \
         if (MPIDI_POLL_CVARS_WRITTEN())                                 \
@@ -203,8 +210,7 @@ MPL_STATIC_INLINE_PREFIX MPIDI_POLL_wait_t MPIDI_POLL_wait_of(int flag)
             MPIDI_POLL_SHM_FIRST_PASS(vci, is_global_);                 \
         else                                                            \
             MPIDI_POLL_ARBITRATED_PASS(vci, is_global_);                \
-        if (MPIDI_POLL_pass_done(&MPIDI_POLL_global))                   \
-            sched_yield();                                              \
+        MPIDI_POLL_PASS_DONE();                                         \
     } while (0)
 
 #endif /* CH4_POLL_H_INCLUDED */
