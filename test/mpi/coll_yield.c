@@ -62,16 +62,8 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
     rounds(half, n, "split");
     MPI_Comm_free(&half);
-    long long mine = mmc_pvar_counter("ch4_poll_flag_yields") - y0, all = 0;
-
-    MPI_Reduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("%d ranks, %d rounds on world and a split: %lld yields in collective spins\n",
-               size, n, all);
-    if (on && rank == 0 && all <= 0)
-        MMC_ERR("ranks outnumber CPUs, yet no collective spin yielded\n");
-    if (!on && mine != 0)
-        MMC_ERR("rank %d yielded %lld times in collective spins with yielding off\n", rank,
-                mine);
+    char what[80];
+    snprintf(what, sizeof(what), "%d ranks, %d rounds on world and a split", size, n);
+    mmc_yields_report(mmc_pvar_counter("ch4_poll_flag_yields") - y0, on, what, "collective spins");
     return mmc_finish();
 }

@@ -43,7 +43,7 @@ int main(int argc, char **argv)
             break;
         }
     }
-    long long yields = mmc_pvar_counter("ch4_poll_yields") - y0, all = 0;
+    long long yields = mmc_pvar_counter("ch4_poll_yields") - y0;
 
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
@@ -52,14 +52,8 @@ int main(int argc, char **argv)
     MPI_Win_unlock(rank, win);
     MPI_Win_free(&win);
 
-    MPI_Reduce(&yields, &all, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("%d ranks, %d passive-target epochs: %lld yields in RMA synchronization\n",
-               size, n, all);
-    if (on && rank == 0 && all <= 0)
-        MMC_ERR("ranks outnumber CPUs, yet no RMA synchronization yielded\n");
-    if (!on && yields != 0)
-        MMC_ERR("rank %d yielded %lld times in RMA synchronization with yielding off\n", rank,
-                yields);
+    char what[80];
+    snprintf(what, sizeof(what), "%d ranks, %d passive-target epochs", size, n);
+    mmc_yields_report(yields, on, what, "RMA synchronization");
     return mmc_finish();
 }

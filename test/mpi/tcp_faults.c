@@ -43,8 +43,8 @@
  *               progress and names that rank and what it did not acknowledge
  *   nomem       with every allocation failing (tcp_nomem_preload.so), rank 0's
  *               noncontiguous send, synchronous send and send behind a full
- *               socket to a rank on another node each fail with an error
- *               naming the memory, nothing of them arrives, and each sent
+ *               socket to a rank on another node each fail with
+ *               MPI_ERR_NO_MEM, nothing of them arrives, and each sent
  *               again afterwards arrives intact
  *   nomem-partial  the same for a 1 MiB send of which the socket took a part
  *               before the allocation failed: the send fails, the connection
@@ -390,8 +390,8 @@ static int scenario_close_pending(void)
 static void (*nomem)(int);
 
 /* A send rank 0 starts while nothing can be allocated: an error in no time,
- * of class MPI_ERR_NO_MEM when nothing left (cls), and no request.  (MPICH
- * formats an error's text in memory it allocates, so the text is empty.) */
+ * of class want_cls, and no request.  (MPICH formats an error's text in
+ * memory it allocates, so the text is empty.) */
 static void expect_nomem(int err, MPI_Request * rq, int want_cls, const char *what)
 {
     int cls;
