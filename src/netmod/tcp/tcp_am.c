@@ -113,42 +113,54 @@ static int nomem_error(const char *what)
                                 MPI_ERR_NO_MEM, "**tcp_nomem", "**tcp_nomem %s", what);
 }
 
-/* The replies only this peer may send, naming our requests, are awaited
- * before any byte leaves: 0, or a nomem error with nothing registered. */
-static int add_awaits(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr)
+/* The replies only this peer may send, naming our requests, for a message of
+ * handler_id: at most two (a rendezvous send's CTS and a synchronous send's
+ * acknowledgement). */
+static int awaits_of(int handler_id, const void *am_hdr, MPIR_Request * req[2], int id[2])
 {
+    int n = 0;
     if (handler_id == MPIDIG_SEND) {
         const MPIDIG_hdr_t *h = am_hdr;
-        int rts = (h->flags & MPIDIG_AM_SEND_FLAGS_RTS) != 0;
-        if (rts && !await_add(c, h->sreq_ptr, MPIDIG_SEND_CTS))
-            goto nomem;
-        if ((h->flags & MPIDIG_AM_SEND_FLAGS_SYNC) &&
-            !await_add(c, h->sreq_ptr, MPIDIG_SSEND_ACK)) {
-            if (rts)
-                MPIDI_TCP_await_take(c, h->sreq_ptr, MPIDIG_SEND_CTS);
-            goto nomem;
+        if (h->flags & MPIDIG_AM_SEND_FLAGS_RTS) {
+            req[n] = h->sreq_ptr;
+            id[n++] = MPIDIG_SEND_CTS;
         }
-    } else if (handler_id == MPIDIG_SEND_CTS &&
-               !await_add(c, ((const MPIDIG_send_cts_msg_t *) am_hdr)->rreq_ptr,
-                          MPIDIG_SEND_DATA)) {
-        goto nomem;
+        if (h->flags & MPIDIG_AM_SEND_FLAGS_SYNC) {
+            req[n] = h->sreq_ptr;
+            id[n++] = MPIDIG_SSEND_ACK;
+        }
+    } else if (handler_id == MPIDIG_SEND_CTS) {
+        req[n] = ((const MPIDIG_send_cts_msg_t *) am_hdr)->rreq_ptr;
+        id[n++] = MPIDIG_SEND_DATA;
+    }
+    return n;
+}
+
+/* They are awaited before any byte leaves: 0, or a nomem error with nothing
+ * registered. */
+static int add_awaits(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr)
+{
+    MPIR_Request *req[2];
+    int id[2];
+    int n = awaits_of(handler_id, am_hdr, req, id);
+    for (int i = 0; i < n; i++) {
+        if (!await_add(c, req[i], id[i])) {
+            while (i-- > 0)
+                MPIDI_TCP_await_take(c, req[i], id[i]);
+            return nomem_error("a reply the peer owes");
+        }
     }
     return MPI_SUCCESS;
-  nomem:
-    return nomem_error("a reply the peer owes");
 }
 
 /* Takes back what add_awaits registered for a send that never left. */
 static void drop_awaits(MPIDI_TCP_conn_t * c, int handler_id, const void *am_hdr)
 {
-    if (handler_id == MPIDIG_SEND) {
-        const MPIDIG_hdr_t *h = am_hdr;
-        MPIDI_TCP_await_take(c, h->sreq_ptr, MPIDIG_SEND_CTS);
-        MPIDI_TCP_await_take(c, h->sreq_ptr, MPIDIG_SSEND_ACK);
-    } else if (handler_id == MPIDIG_SEND_CTS) {
-        MPIDI_TCP_await_take(c, ((const MPIDIG_send_cts_msg_t *) am_hdr)->rreq_ptr,
-                             MPIDIG_SEND_DATA);
-    }
+    MPIR_Request *req[2];
+    int id[2];
+    int n = awaits_of(handler_id, am_hdr, req, id);
+    for (int i = 0; i < n; i++)
+        MPIDI_TCP_await_take(c, req[i], id[i]);
 }
 
 /* Out of memory: a send of which no byte left is an MPI error of its own
