@@ -18,8 +18,8 @@
  *                       [--saved NAME=MEDIAN:SPREAD]...
  *
  * PHASE: link (1 pair: MPI, raw TCP and memcpy by size, round trip), net
- * (2 pairs: eager to 16 MiB, all rendezvous; raw TCP buffers in pair 0's
- * processes), cma (3 pairs: copy path, CMA, CMA split), fbox (2 pairs:
+ * (2 pairs: eager to 16 MiB, all rendezvous, in ping-pong and in windows
+ * of 64 sends; raw TCP buffers in pair 0's processes), cma (3 pairs: copy path, CMA, CMA split), fbox (2 pairs:
  * fast boxes up to a quarter of the box, MPICH's queue), policy (3 ranks:
  * 0 and 1 on one node, 2 on another; policies written through MPI_T), ab
  * (2 pairs: defaults, tuned; raw TCP in pair 0's processes beside them,
@@ -45,7 +45,7 @@
 #include "cma_policy.h"
 #include "fbox_ring.h"
 
-enum { OP_STOP, OP_MPI, OP_RAW, OP_MEMCPY, OP_MIXED, OP_POLICY };
+enum { OP_STOP, OP_MPI, OP_RAW, OP_MEMCPY, OP_MIXED, OP_POLICY, OP_WINDOW };
 enum { TAG_CMD = 7000, TAG_RES, TAG_DATA, TAG_SETUP, TAG_STREAM };
 
 typedef struct {
@@ -61,8 +61,8 @@ typedef struct {
 
 static int rank, nprocs, rounds = 5, partial;
 static double deadline, slice = 0.02;
-static unsigned char *buf, *ref;
-static size_t bufsize;
+static unsigned char *buf, *ref, *slots;
+static size_t bufsize, slotsize;
 static int conns[MAX_CONNS], nconns;
 
 /* a figure for JSON: a round that measured nothing gives 0, never inf or nan */
@@ -211,6 +211,54 @@ static double pingpong_raw(int a, int fd, size_t n, int reps)
     return now() - t0;
 }
 
+/* The windowed pattern of the bandwidth benchmarks users run first: a sends
+ * a window of nonblocking sends from one buffer, b receives each into a slot
+ * of its own and answers with one byte.  64 messages, fewer where they would
+ * hold more than WINDOW_BYTES (64 x 16 MiB would be 1 GiB), at least 4. */
+#define WINDOW 64
+#define WINDOW_MIN 4
+#define WINDOW_BYTES ((size_t) 16 << 20)
+static int window_of(size_t n)
+{
+    size_t w = n ? WINDOW_BYTES / n : WINDOW;
+    return w > WINDOW ? WINDOW : w < WINDOW_MIN ? WINDOW_MIN : (int) w;
+}
+
+/* reps windows; with check, b compares every message with ref and its
+ * answer says whether all were right: a returns -1 when one was not */
+static double window_mpi(int a, int b, size_t n, int reps, int check)
+{
+    MPI_Request req[WINDOW];
+    int w = window_of(n);
+    unsigned char ok = 1;
+    if (rank == b && slotsize < w * n) {
+        free(slots);
+        slotsize = w * n;
+        slots = malloc(slotsize ? slotsize : 1);
+        if (!slots) {
+            fprintf(stderr, "mpich-mc-tune-probe: no memory for %zu bytes\n", slotsize);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    double t0 = now();
+    for (int r = 0; r < reps; r++) {
+        if (rank == a) {
+            for (int i = 0; i < w; i++)
+                MPI_Isend(buf, (int) n, MPI_BYTE, b, TAG_DATA, MPI_COMM_WORLD, &req[i]);
+            MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
+            MPI_Recv(&ok, 1, MPI_BYTE, b, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            for (int i = 0; i < w; i++)
+                MPI_Irecv(slots + i * n, (int) n, MPI_BYTE, a, TAG_DATA, MPI_COMM_WORLD, &req[i]);
+            MPI_Waitall(w, req, MPI_STATUSES_IGNORE);
+            for (int i = 0; check && i < w; i++)
+                ok &= memcmp(slots + i * n, ref, n) == 0;
+            MPI_Send(&ok, 1, MPI_BYTE, a, TAG_DATA, MPI_COMM_WORLD);
+        }
+    }
+    return ok ? now() - t0 : -1;
+}
+
 /* memcpy of n bytes reps x 2 times (as many copies as a ping-pong moves) */
 static double copies(size_t n, int reps)
 {
@@ -306,6 +354,13 @@ static double run_cmd(const cmd_t * c)
         return c->op == OP_MPI ? pingpong_mpi(c->a, c->b, n, c->reps)
             : pingpong_raw(c->a, conns[c->conn], n, c->reps);
     }
+    if (c->op == OP_WINDOW) {
+        grow(n ? n : 1);
+        memcpy(buf, ref, n);
+        if (window_mpi(c->a, c->b, n, 1, 1) < 0)
+            return -1;
+        return window_mpi(c->a, c->b, n, c->reps, 0);
+    }
     if (c->op == OP_MEMCPY)
         return copies(n, c->reps);
     if (c->op == OP_POLICY)
@@ -372,6 +427,14 @@ static contender_t mpi_pair(const char *name, int pair)
     return k;
 }
 
+/* pair's ranks in the windowed pattern */
+static contender_t window_pair(const char *name, int pair)
+{
+    contender_t k = mpi_pair(name, pair);
+    k.c.op = OP_WINDOW;
+    return k;
+}
+
 static contender_t raw_conn(const char *name, int conn)
 {
     contender_t k = { name, {.op = OP_RAW,.conn = conn,.a = 0,.b = 1 }, {0, 1, -1} };
@@ -430,15 +493,22 @@ static double spread_of(const double *v, int n)
     return m > 0 ? MMC_TUNE_spread(v, n) / m : 0;
 }
 
-/* One JSON line per size: each contender's one-way latency and bandwidth,
- * and each one against k[0] (ratio above 1: faster than k[0]). */
+/* the messages one repetition moves one way: a ping-pong's two, a window's */
+static int one_way(const cmd_t * c, size_t n)
+{
+    return c->op == OP_WINDOW ? window_of(n) : 2;
+}
+
+/* One JSON line per size: each contender's time per message one way (in a
+ * window: the window's time over its messages) and bandwidth, and each one
+ * against k[0] (ratio above 1: faster than k[0]). */
 static void report(const char *phase, contender_t * k, int nk, size_t n, int reps, int nr)
 {
     char line[4096];
     int o = snprintf(line, sizeof(line), "{\"kind\":\"point\",\"phase\":\"%s\",\"size\":%zu,"
                      "\"reps\":%d,\"rounds\":%d", phase, n, reps, nr);
     for (int j = 0; j < nk; j++) {
-        double m = MMC_TUNE_median(t[j], nr) / reps / 2;
+        double m = MMC_TUNE_median(t[j], nr) / reps / one_way(&k[j].c, n);
         o += snprintf(line + o, sizeof(line) - o, ",\"%s\":{\"lat_us\":%.4f,\"mbps\":%.2f,"
                       "\"spread\":%.4f", k[j].name, fin(m * 1e6), m > 0 ? fin(n * 8 / m / 1e6) : 0,
                       fin(spread_of(t[j], nr)));
@@ -524,10 +594,11 @@ static MMC_TUNE_cmp_t pooled_cmp(const bisect_ctx_t * x, int j)
 }
 
 /* the crossover of k[b] (from size `above` on, when not 0: k[b_above])
- * against k[a] on grid; returns the threshold it gives */
-static size_t crossover(const char *phase, const char *cvar, contender_t * k, int nk, int a,
-                        int b, int b_above, size_t above, size_t lo, size_t hi,
-                        size_t dflt_value, size_t never)
+ * against k[a] on grid; returns the threshold it gives, printed as a record
+ * of kind (a choice, or one pattern's crossover of a choice made of several) */
+static size_t crossover(const char *kind, const char *phase, const char *cvar,
+                        contender_t * k, int nk, int a, int b, int b_above, size_t above,
+                        size_t lo, size_t hi, size_t dflt_value, size_t never)
 {
     size_t grid[MAX_SIZES];
     bisect_ctx_t x = { k, nk, a, b, b_above, above, grid, phase, {0}, 0, {0}, {{{0}}}, 0, 1 };
@@ -584,9 +655,9 @@ static size_t crossover(const char *phase, const char *cvar, contender_t * k, in
     }
     size_t cross = i < n ? grid[i] : 0;
     size_t v = MMC_TUNE_threshold(grid, x.verdict, n, from, to, dflt_value, never);
-    out("{\"kind\":\"choice\",\"phase\":\"%s\",\"cvar\":\"%s\",\"value\":%zu,\"default\":%zu,"
-        "\"crossover\":%zu,\"pooled\":[%s],\"partial\":%d}", phase, cvar, v, dflt_value, cross,
-        pooled, partial);
+    out("{\"kind\":\"%s\",\"phase\":\"%s\",\"cvar\":\"%s\",\"value\":%zu,\"default\":%zu,"
+        "\"crossover\":%zu,\"pooled\":[%s],\"partial\":%d}", kind, phase, cvar, v, dflt_value,
+        cross, pooled, partial);
     return v;
 }
 
@@ -607,15 +678,23 @@ static int buffer_enough(int i, void *p)
     return MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr)) >= 0;
 }
 
-/* net: the eager limit (pair 0 all eager, pair 1 all rendezvous), then the
- * socket buffers on raw TCP in pair 0's processes (conn 0 autotuned, conns
- * 1.. fixed sizes) */
+/* net: the eager limit (pair 0 all eager, pair 1 all rendezvous) in
+ * ping-pong and in windows, then the socket buffers on raw TCP in pair 0's
+ * processes (conn 0 autotuned, conns 1.. fixed sizes) */
 static void phase_net(const size_t * bufs, int nb)
 {
+    static const char eager[] = "MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE";
     contender_t k[2] = { mpi_pair("eager", 0), mpi_pair("rendezvous", 1) };
+    contender_t kw[2] = { window_pair("eager", 0), window_pair("rendezvous", 1) };
     size_t top = max_size < MPIDI_TCP_EAGER_MAX ? max_size : MPIDI_TCP_EAGER_MAX;
-    crossover("eager", "MPIR_CVAR_CH4_TCP_EAGER_MAX_MSG_SIZE", k, 2, 0, 1, 1, 0, 64 << 10, top,
-              dflt, MPIDI_TCP_EAGER_MAX);
+    size_t limit[2];
+    limit[0] = crossover("crossover", "eager", eager, k, 2, 0, 1, 1, 0, 64 << 10, top, dflt,
+                         MPIDI_TCP_EAGER_MAX);
+    limit[1] = crossover("crossover", "eager-window", eager, kw, 2, 0, 1, 1, 0, 64 << 10, top,
+                         dflt, MPIDI_TCP_EAGER_MAX);
+    out("{\"kind\":\"choice\",\"phase\":\"eager\",\"cvar\":\"%s\",\"value\":%zu,"
+        "\"default\":%zu,\"patterns\":{\"pingpong\":%zu,\"window\":%zu},\"partial\":%d}", eager,
+        MMC_TUNE_threshold_all(limit, 2), dflt, limit[0], limit[1], partial);
 
     if (nb == 0)
         return;
@@ -657,10 +736,10 @@ static void phase_cma(void)
 {
     contender_t k[3] = { mpi_pair("copy", 0), mpi_pair("cma", 1), mpi_pair("split", 2) };
     contender_t ks[2] = { k[1], k[2] };
-    size_t split = crossover("split", "MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD", ks, 2, 0, 1, 1, 0,
-                             64 << 10, max_size, dflt_split, 0);
-    crossover("cma", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", k, 3, 0, 1, 2, split, 16 << 10,
-              max_size, dflt, max_size);
+    size_t split = crossover("choice", "split", "MPIR_CVAR_CH4_IPC_CMA_SPLIT_THRESHOLD", ks, 2,
+                             0, 1, 1, 0, 64 << 10, max_size, dflt_split, 0);
+    crossover("choice", "cma", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", k, 3, 0, 1, 2, split,
+              16 << 10, max_size, dflt, max_size);
 }
 
 /* the fast boxes of a job of this MPICH: the CVARs resolved as MPI_Init
@@ -688,7 +767,7 @@ static void phase_fbox(void)
         return;
     }
     contender_t k[2] = { mpi_pair("box", 0), mpi_pair("queue", 1) };
-    crossover("fbox", "MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG", k, 2, 0, 1, 1, 0, 8,
+    crossover("choice", "fbox", "MPIR_CVAR_CH4_SHM_FASTBOX_MAX_MSG", k, 2, 0, 1, 1, 0, 8,
               top < max_size ? top : max_size, dflt, top);
 }
 

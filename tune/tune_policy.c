@@ -122,6 +122,14 @@ size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int fr
     return low >= 0 && win ? grid[low] : dflt;
 }
 
+size_t MMC_TUNE_threshold_all(const size_t * v, int n)
+{
+    size_t m = 0;
+    for (int i = 0; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
 size_t MMC_TUNE_buffer_cap(size_t budget, int peers)
 {
     if (peers < 1)

@@ -55,6 +55,12 @@ int MMC_TUNE_grid(size_t lo, size_t hi, size_t * out, int max);
 size_t MMC_TUNE_threshold(const size_t * grid, const int *verdict, int n, int from, int to,
                           size_t dflt, size_t never);
 
+/* One threshold for traffic of several patterns (ping-pong, windows), from
+ * each pattern's: the largest, so that the protocol it switches to loses in
+ * none of them (a size below it is sent the way that wins there in at least
+ * one pattern).  0 for n == 0. */
+size_t MMC_TUNE_threshold_all(const size_t * v, int n);
+
 /* Socket buffers: the memory they may take, buffers x peers x 2 (send and
  * receive; Linux doubles what is asked: counted too) must stay within budget. */
 size_t MMC_TUNE_buffer_cap(size_t budget, int peers);

@@ -127,6 +127,19 @@ static void threshold_moves_only_on_evidence(void)
     CHECK(MMC_TUNE_threshold(g, v, n, 1, 7, d, never) == d);
 }
 
+static void threshold_of_patterns_is_the_largest(void)
+{
+    /* ping-pong: rendezvous from 256 KiB; windows: eager wins up to 1 MiB */
+    size_t v[2] = { 256 << 10, 1 << 20 };
+    CHECK(MMC_TUNE_threshold_all(v, 2) == (size_t) 1 << 20);
+    v[1] = 64 << 10;
+    CHECK(MMC_TUNE_threshold_all(v, 2) == (size_t) 256 << 10);
+    v[0] = 16 << 20;            /* never rendezvous in one pattern: never */
+    CHECK(MMC_TUNE_threshold_all(v, 2) == (size_t) 16 << 20);
+    CHECK(MMC_TUNE_threshold_all(v, 1) == (size_t) 16 << 20);
+    CHECK(MMC_TUNE_threshold_all(v, 0) == 0);
+}
+
 static void buffers_within_budget_and_kernel_max(void)
 {
     /* 64 MiB for 16 peers: 1 MiB per buffer (send + receive, doubled) */
@@ -158,6 +171,8 @@ int main(void)
     run("grid: powers of two between the bounds", grid_is_powers_of_two);
     run("threshold: moved from the default only on a measured loss or gain",
         threshold_moves_only_on_evidence);
+    run("threshold of several patterns: the largest, so the switch loses in none",
+        threshold_of_patterns_is_the_largest);
     run("buffers: memory budget per buffer, kernel maximum against the BDP",
         buffers_within_budget_and_kernel_max);
     run("check: drift beyond 10% and the spreads", drift_needs_ten_percent_and_the_spreads);
