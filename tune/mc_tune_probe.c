@@ -19,7 +19,8 @@
  *
  * PHASE: link (1 pair: MPI, raw TCP and memcpy by size, round trip), net
  * (2 pairs: eager to 16 MiB, all rendezvous, in ping-pong and in windows
- * of 64 sends; raw TCP buffers in pair 0's processes), cma (3 pairs: copy path, CMA, CMA split), fbox (2 pairs:
+ * of 64 sends; raw TCP buffers in pair 0's processes), cma (3 pairs: copy
+ * path, CMA, CMA split), fbox (2 pairs:
  * fast boxes up to a quarter of the box, MPICH's queue), policy (3 ranks:
  * 0 and 1 on one node, 2 on another; policies written through MPI_T), ab
  * (2 pairs: defaults, tuned; raw TCP in pair 0's processes beside them,
