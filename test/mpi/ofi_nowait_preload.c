@@ -1,8 +1,11 @@
 /*
  * LD_PRELOAD library for the ch4:ofi tests: a libfabric provider without wait
- * objects.  Every domain opened through fi_fabric's fabric refuses a
- * completion queue with a wait object (FI_WAIT_FD, ...) as such providers
- * do (-FI_ENOSYS), so the wait that sleeps has no fd to wait on.
+ * objects.  Every domain of a fabric MPICH opens refuses a completion queue
+ * with a wait object (FI_WAIT_FD, ...) as such providers do (-FI_ENOSYS), so
+ * the wait that sleeps has no fd to wait on.  The fabrics a utility provider
+ * opens inside libfabric (rxm over tcp) are left alone: rxm gives its own
+ * queues a wait object when MPICH's counter has one (4.0.2 always asks), and
+ * refusing those would fail MPI_Init, a provider no MPICH could run on.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -16,8 +19,8 @@ typedef int (*fabric_fn) (struct fi_fabric_attr *, struct fid_fabric **, void *)
 typedef int (*domain_fn) (struct fid_fabric *, struct fi_info *, struct fid_domain **, void *);
 typedef int (*cq_open_fn) (struct fid_domain *, struct fi_cq_attr *, struct fid_cq **, void *);
 
-/* each fabric and domain gets its own copy of its table (rxm opens tcp's
- * fabric and domains inside its own), the real entry beside it */
+/* each fabric and domain gets its own copy of its table, the real entry
+ * beside it */
 struct fabric_ops {
     struct fi_ops_fabric ops;
     domain_fn real_domain;
@@ -49,12 +52,20 @@ static int domain_nowait(struct fid_fabric *fabric, struct fi_info *info,
     return ret;
 }
 
+/* whether the call came from inside libfabric (the object that holds real) */
+static int from_libfabric(const void *caller, const void *real)
+{
+    Dl_info c, r;
+    return dladdr(caller, &c) && dladdr(real, &r) && c.dli_fbase == r.dli_fbase;
+}
+
 int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
 {
     fabric_fn real = (fabric_fn) dlsym(RTLD_NEXT, "fi_fabric");
     int ret = real ? real(attr, fabric, context) : -FI_ENOSYS;
     struct fabric_ops *f;
-    if (ret == FI_SUCCESS && (f = malloc(sizeof(*f)))) {
+    if (ret == FI_SUCCESS && !from_libfabric(__builtin_return_address(0), (const void *) real)
+        && (f = malloc(sizeof(*f)))) {
         f->ops = *(*fabric)->ops;
         f->real_domain = f->ops.domain;
         f->ops.domain = domain_nowait;
