@@ -694,8 +694,10 @@ static void phase_net(const size_t * bufs, int nb)
     limit[1] = crossover("crossover", "eager-window", eager, kw, 2, 0, 1, 1, 0, 64 << 10, top,
                          dflt, MPIDI_TCP_EAGER_MAX);
     out("{\"kind\":\"choice\",\"phase\":\"eager\",\"cvar\":\"%s\",\"value\":%zu,"
-        "\"default\":%zu,\"patterns\":{\"pingpong\":%zu,\"window\":%zu},\"partial\":%d}", eager,
-        MMC_TUNE_threshold_all(limit, 2), dflt, limit[0], limit[1], partial);
+        "\"default\":%zu,\"patterns\":{\"pingpong\":%zu,\"window\":%zu},"
+        "\"window\":{\"sends\":%d,\"bytes\":%zu},\"partial\":%d}", eager,
+        MMC_TUNE_threshold_all(limit, 2), dflt, limit[0], limit[1], WINDOW, WINDOW_BYTES,
+        partial);
 
     if (nb == 0)
         return;
