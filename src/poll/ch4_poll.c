@@ -227,6 +227,8 @@ static void register_pvars(void)
         {"ch4_poll_yields", &a->yields, "Empty progress passes that ended with sched_yield()"},
         {"ch4_poll_flag_yields", &a->flag_yields,
          "sched_yield() calls in MPICH's spin on a shared-memory collective's flag"},
+        {"ch4_poll_flag_passes", &a->flag_passes,
+         "Progress passes made from that spin (one every MPIDI_POLL_FLAG_PASS_YIELDS yields)"},
         {"ch4_poll_sleeps", &a->sleeps, "Blocking waits that slept in the kernel"},
         {"ch4_poll_sleeps_woken", &a->woken,
          "Of those, ended by a signal or the netmod before the timeout"},

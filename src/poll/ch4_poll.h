@@ -70,8 +70,10 @@ void MPIDI_POLL_completed_elsewhere(void);
             (n_) % MPIDI_POLL_FLAG_SPINS == MPIDI_POLL_FLAG_SPINS - 1) { \
             MPIDI_POLL_global.flag_yields++;                            \
             sched_yield();                                              \
-            if (MPIDI_POLL_global.flag_yields % MPIDI_POLL_FLAG_PASS_YIELDS == 0) \
+            if (MPIDI_POLL_global.flag_yields % MPIDI_POLL_FLAG_PASS_YIELDS == 0) { \
+                MPIDI_POLL_global.flag_passes++;                        \
                 MPID_Progress_test(NULL);                               \
+            }                                                           \
         }                                                               \
     } while (0)
 

@@ -55,7 +55,7 @@ void MPIDI_POLL_arbiter_reset(MPIDI_POLL_arbiter_t * a)
     a->msgs[MPIDI_POLL_SHM] = a->msgs[MPIDI_POLL_NM] = a->progressed = 0;
     a->ratio_updates = 0;
     a->idle_passes = 0;
-    a->seen = a->yields = a->flag_yields = 0;
+    a->seen = a->yields = a->flag_yields = a->flag_passes = 0;
     a->empty_waits = 0;
     a->armed = 0;
     a->wait_seen = 0;

@@ -83,6 +83,7 @@ typedef struct {
     unsigned long long ratio_updates;
     unsigned long long yields;
     unsigned long long flag_yields;     /* of spins on a shared-memory flag (MPIDI_POLL_FLAG_SPUN) */
+    unsigned long long flag_passes;     /* progress passes those spins made */
     unsigned long long sleeps;  /* blocking waits that slept */
     unsigned long long woken;   /* of those, ended by a signal or the netmod, not the timeout */
     unsigned long long slept_ns;        /* time asleep */

@@ -64,6 +64,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&half);
     char what[80];
     snprintf(what, sizeof(what), "%d ranks, %d rounds on world and a split", size, n);
-    mmc_yields_report(mmc_pvar_counter("ch4_poll_flag_yields") - y0, on, what, "collective spins");
+    mmc_count_report(mmc_pvar_counter("ch4_poll_flag_yields") - y0, on, what, "yields",
+                     "collective spins");
     return mmc_finish();
 }

@@ -147,21 +147,22 @@ static inline int mmc_partitioned(const void *sbuf, MPI_Aint scount, MPI_Datatyp
     return err;
 }
 
-/* The yields each rank counted in `where`, summed on rank 0 and printed as
- * "WHAT: N yields in WHERE": with `on` (ranks outnumber CPUs) some rank must
- * have yielded there, without it none. */
-static inline void mmc_yields_report(long long mine, int on, const char *what, const char *where)
+/* What each rank counted (yields, progress passes) in `where`, summed on
+ * rank 0 and printed as "WHAT: N COUNTED in WHERE": with `on` (ranks
+ * outnumber CPUs) some rank must have counted there, without it none. */
+static inline void mmc_count_report(long long mine, int on, const char *what,
+                                    const char *counted, const char *where)
 {
     int rank;
     long long all = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Reduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s: %lld yields in %s\n", what, all, where);
+        printf("%s: %lld %s in %s\n", what, all, counted, where);
     if (on && rank == 0 && all <= 0)
-        MMC_ERR("ranks outnumber CPUs, yet nothing yielded in %s\n", where);
+        MMC_ERR("ranks outnumber CPUs, yet no %s in %s\n", counted, where);
     if (!on && mine != 0)
-        MMC_ERR("rank %d yielded %lld times in %s with yielding off\n", rank, mine, where);
+        MMC_ERR("rank %d: %lld %s in %s with yielding off\n", rank, mine, counted, where);
 }
 
 static inline int mmc_finish(void)
