@@ -10,7 +10,7 @@
  * prints one JSON object per line, prefixed "MMC-TUNE ", for the driver.
  *
  *   mpich-mc-tune-probe PHASE [--deadline S] [--rounds N] [--ms MS] [--min BYTES]
- *                       [--max BYTES] [--same-below BYTES]
+ *                       [--max BYTES] [--same-below BYTES] [--window-from BYTES]
  *                       [--default BYTES] [--default-split BYTES]
  *                       [--cap BYTES] [--kernel-max BYTES]
  *                       [--policies P[:RATIO],...] [--cvar NAME=VALUE]...
@@ -531,7 +531,7 @@ static void progress(const char *stage, int done, int of)
 
 /* ---------------------------------------------------------------- phases */
 
-static size_t min_size = 1, max_size = 64 << 20, same_below;
+static size_t min_size = 1, max_size = 64 << 20, same_below, window_from = SIZE_MAX;
 static size_t dflt, dflt_split, cap, kernel_max, buf_test = 4 << 20;
 
 /* link (and check): MPI, raw TCP and memcpy, every size of the grid */
@@ -852,34 +852,53 @@ static void phase_policy(char *list)
             ratio[best], partial);
 }
 
+/* one pattern's A/B contest at size n, reported as phase: its verdict, a
+ * loss counting only when a second contest (phase-recheck) confirms it,
+ * since over dozens of sizes one contest alone loses somewhere by chance;
+ * *cut when the deadline ended it */
+static int ab_contest(const char *phase, contender_t * k, int nk, size_t n, int same, int *cut)
+{
+    char again[32];
+    int reps, nr = contest(k, nk, n, &reps);
+    if ((*cut = nr == 0))
+        return 0;
+    report(same ? "ab-same" : phase, k, nk, n, reps, nr);
+    int v = same ? 0 : MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr));
+    if (v >= 0)
+        return v;
+    nr = contest(k, nk, n, &reps);
+    if ((*cut = nr == 0))
+        return 0;
+    snprintf(again, sizeof(again), "%s-recheck", phase);
+    report(again, k, nk, n, reps, nr);
+    return MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr)) < 0 ? -1 : 0;
+}
+
 /* ab: defaults (pair 0) against the tuned settings (pair 1), every size,
  * with a ceiling for both in pair 0's processes: raw TCP between them, or
  * memcpy (one node).  Below --same-below both settings send the same way
  * (the driver finds the size from their thresholds): measured ("ab-same"),
  * but a difference there is the two pairs', not the settings', and does not
- * count. */
+ * count.  From --window-from (the driver's: the smallest size the two
+ * send one eager and the other not), the windowed pattern too
+ * ("ab-window"): the eager limit is chosen from both patterns, and a loss
+ * in either is a loss. */
 static void phase_ab(const size_t * sizes, int ns, int raw_ceiling)
 {
     contender_t k[3] = { mpi_pair("defaults", 0), mpi_pair("tuned", 1),
         raw_ceiling ? raw_conn("ceiling", 0) : (contender_t) {"ceiling", {.op = OP_MEMCPY}, {0, -1}}
     };
-    int worst = 1, lost = 0, i;
+    contender_t kw[2] = { window_pair("defaults", 0), window_pair("tuned", 1) };
+    int worst = 1, lost = 0, i, cut = 0;
     for (i = 0; i < ns; i++) {
-        int reps, nr = contest(k, 3, sizes[i], &reps);
-        if (nr == 0)
-            break;
         int same = sizes[i] < same_below;
-        report(same ? "ab-same" : "ab", k, 3, sizes[i], reps, nr);
-        int v = same ? 0 : MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr));
-        if (v < 0) {
-            /* a loss counts when a second contest at the size confirms it:
-             * over dozens of sizes, one contest alone loses somewhere by chance */
-            nr = contest(k, 3, sizes[i], &reps);
-            if (nr == 0)
-                break;
-            report("ab-recheck", k, 3, sizes[i], reps, nr);
-            v = MMC_TUNE_verdict(MMC_TUNE_compare(t[0], t[1], nr)) < 0 ? -1 : 0;
+        int v = ab_contest("ab", k, 3, sizes[i], same, &cut);
+        if (!cut && sizes[i] >= window_from) {
+            int vw = ab_contest("ab-window", kw, 2, sizes[i], 0, &cut);
+            v = v < 0 || vw < 0 ? -1 : v > 0 || vw > 0 ? 1 : 0;
         }
+        if (cut)
+            break;
         progress("ab", i + 1, ns);
         worst = v < worst ? v : worst;
         lost += v < 0;
@@ -999,6 +1018,8 @@ int main(int argc, char **argv)
             min_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--same-below"))
             same_below = strtoull(v, NULL, 10);
+        else if (!strcmp(o, "--window-from"))
+            window_from = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--max"))
             max_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--default"))
