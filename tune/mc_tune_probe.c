@@ -447,6 +447,27 @@ static double t[8][MMC_TUNE_MAX_ROUNDS];
 /* Contenders k[0..nk) at size n, round by round, each round in another
  * order; the same repetitions for all, sized to `slice` seconds from k[0].
  * Returns the rounds completed (fewer when the deadline came: partial). */
+/* Ends every other rank's serve() (each waits for rank 0's commands). */
+static void stop_servers(void)
+{
+    cmd_t stop = {.op = OP_STOP };
+    for (int r = 1; r < nprocs; r++)
+        MPI_Send(&stop, sizeof(stop), MPI_BYTE, r, TAG_CMD, MPI_COMM_WORLD);
+}
+
+/* Received bytes were wrong: said, and the job ends with exit 3, nothing of
+ * it used.  The other ranks are stopped as at the end: with MPI_Abort the
+ * launcher could lose the line that says why. */
+static void damaged(const char *who, size_t n)
+{
+    out("{\"kind\":\"error\",\"what\":\"%s received wrong bytes at %zu\"}", who, n);
+    stop_servers();
+    for (int i = 0; i < nconns; i++)
+        close(conns[i]);
+    MPI_Finalize();
+    exit(3);
+}
+
 static int contest(contender_t * k, int nk, size_t n, int *reps)
 {
     for (int j = 0; j < nk; j++) {
@@ -454,10 +475,8 @@ static int contest(contender_t * k, int nk, size_t n, int *reps)
         c.size = (long) n;
         c.reps = 1;
         double one = direct(c, k[j].who);       /* warm-up and byte check */
-        if (one < 0) {
-            out("{\"kind\":\"error\",\"what\":\"%s received wrong bytes at %zu\"}", k[j].name, n);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-        }
+        if (one < 0)
+            damaged(k[j].name, n);
         if (j == 0) {
             *reps = one > 0 ? (int) (slice / one) : 100000;
             *reps = *reps < 1 ? 1 : *reps > 100000 ? 100000 : *reps;
@@ -1092,9 +1111,7 @@ int main(int argc, char **argv)
             rc = 2;
         }
         out("{\"kind\":\"end\",\"phase\":\"%s\",\"partial\":%d}", phase, partial);
-        cmd_t stop = {.op = OP_STOP };
-        for (int r = 1; r < nprocs; r++)
-            MPI_Send(&stop, sizeof(stop), MPI_BYTE, r, TAG_CMD, MPI_COMM_WORLD);
+        stop_servers();
     }
     for (int i = 0; i < nconns; i++)
         close(conns[i]);
