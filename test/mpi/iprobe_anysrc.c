@@ -96,6 +96,19 @@ static void posted_first(int rank, int size, unsigned char *buf)
     }
 }
 
+/* a receive's status and bytes: message tag of src, len bytes in buf */
+static void check_recv(const MPI_Status * st, int src, int tag, int len,
+                       const unsigned char *buf, const char *what)
+{
+    int got;
+    MPI_Get_count(st, MPI_BYTE, &got);
+    if (st->MPI_SOURCE != src || got != len)
+        MMC_ERR("%s: source %d, %d bytes; expected %d, %d\n", what, st->MPI_SOURCE, got, src,
+                len);
+    else
+        mmc_check(buf, len, tag, src, what);
+}
+
 /* every sender Ssends to rank 0, which takes the messages by matched probe */
 static void matched_probe(int rank, int size, unsigned char *buf)
 {
@@ -110,7 +123,7 @@ static void matched_probe(int rank, int size, unsigned char *buf)
         for (int n = 0; n < size - 1; n++) {
             MPI_Message msg;
             MPI_Status st;
-            int flag = 0, got;
+            int flag = 0;
             if (k < 2)
                 MPI_Mprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &msg, &st);
             else
@@ -119,12 +132,7 @@ static void matched_probe(int rank, int size, unsigned char *buf)
             int src = st.MPI_SOURCE;
             memset(buf, 0, len);
             MPI_Mrecv(buf, 80000, MPI_BYTE, &msg, &st);
-            MPI_Get_count(&st, MPI_BYTE, &got);
-            if (st.MPI_SOURCE != src || got != len)
-                MMC_ERR("matched probe: source %d, %d bytes; expected %d, %d\n", st.MPI_SOURCE,
-                        got, src, len);
-            else
-                mmc_check(buf, len, tag, src, "matched probe");
+            check_recv(&st, src, tag, len, buf, "matched probe");
         }
     }
 }
@@ -141,19 +149,14 @@ static void held_ssend(int rank, int size, unsigned char *buf)
         if (rank == 0) {
             MPI_Request req;
             MPI_Status st;
-            int flag = 0, len;
+            int flag = 0;
             MPI_Send(&go, 1, MPI_INT, src, 999, MPI_COMM_WORLD);
             while (!flag)
                 MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             memset(buf, 0, HELD_LEN);
             MPI_Irecv(buf, HELD_LEN, MPI_BYTE, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &req);
             MPI_Wait(&req, &st);
-            MPI_Get_count(&st, MPI_BYTE, &len);
-            if (st.MPI_SOURCE != src || len != HELD_LEN)
-                MMC_ERR("held ssend: source %d, %d bytes; expected %d, %d\n", st.MPI_SOURCE,
-                        len, src, HELD_LEN);
-            else
-                mmc_check(buf, HELD_LEN, tag, src, "held ssend");
+            check_recv(&st, src, tag, HELD_LEN, buf, "held ssend");
         } else if (rank == src) {
             MPI_Request req;
             int done = 0;
