@@ -10,7 +10,7 @@
  * prints one JSON object per line, prefixed "MMC-TUNE ", for the driver.
  *
  *   mpich-mc-tune-probe PHASE [--deadline S] [--rounds N] [--ms MS] [--min BYTES]
- *                       [--max BYTES] [--same-below BYTES] [--window-from BYTES]
+ *                       [--max BYTES] [--same-below BYTES] [--windows FROM:TO]
  *                       [--default BYTES] [--default-split BYTES]
  *                       [--cap BYTES] [--kernel-max BYTES]
  *                       [--policies P[:RATIO],...] [--cvar NAME=VALUE]...
@@ -444,9 +444,6 @@ static contender_t raw_conn(const char *name, int conn)
 
 static double t[8][MMC_TUNE_MAX_ROUNDS];
 
-/* Contenders k[0..nk) at size n, round by round, each round in another
- * order; the same repetitions for all, sized to `slice` seconds from k[0].
- * Returns the rounds completed (fewer when the deadline came: partial). */
 /* Ends every other rank's serve() (each waits for rank 0's commands). */
 static void stop_servers(void)
 {
@@ -468,6 +465,9 @@ static void damaged(const char *who, size_t n)
     exit(3);
 }
 
+/* Contenders k[0..nk) at size n, round by round, each round in another
+ * order; the same repetitions for all, sized to `slice` seconds from k[0].
+ * Returns the rounds completed (fewer when the deadline came: partial). */
 static int contest(contender_t * k, int nk, size_t n, int *reps)
 {
     for (int j = 0; j < nk; j++) {
@@ -550,7 +550,7 @@ static void progress(const char *stage, int done, int of)
 
 /* ---------------------------------------------------------------- phases */
 
-static size_t min_size = 1, max_size = 64 << 20, same_below, window_from = SIZE_MAX;
+static size_t min_size = 1, max_size = 64 << 20, same_below, window_from = SIZE_MAX, window_to;
 static size_t dflt, dflt_split, cap, kernel_max, buf_test = 4 << 20;
 
 /* link (and check): MPI, raw TCP and memcpy, every size of the grid */
@@ -898,10 +898,9 @@ static int ab_contest(const char *phase, contender_t * k, int nk, size_t n, int 
  * memcpy (one node).  Below --same-below both settings send the same way
  * (the driver finds the size from their thresholds): measured ("ab-same"),
  * but a difference there is the two pairs', not the settings', and does not
- * count.  From --window-from (the driver's: the smallest size the two
- * send one eager and the other not), the windowed pattern too
- * ("ab-window"): the eager limit is chosen from both patterns, and a loss
- * in either is a loss. */
+ * count.  Where one sends eager and the other not (--windows FROM:TO, from
+ * the driver), the windowed pattern too ("ab-window"): the eager limit is
+ * chosen from both patterns, and a loss in either is a loss. */
 static void phase_ab(const size_t * sizes, int ns, int raw_ceiling)
 {
     contender_t k[3] = { mpi_pair("defaults", 0), mpi_pair("tuned", 1),
@@ -912,7 +911,7 @@ static void phase_ab(const size_t * sizes, int ns, int raw_ceiling)
     for (i = 0; i < ns; i++) {
         int same = sizes[i] < same_below;
         int v = ab_contest("ab", k, 3, sizes[i], same, &cut);
-        if (!cut && sizes[i] >= window_from) {
+        if (!cut && sizes[i] >= window_from && sizes[i] <= window_to) {
             int vw = ab_contest("ab-window", kw, 2, sizes[i], 0, &cut);
             v = v < 0 || vw < 0 ? -1 : v > 0 || vw > 0 ? 1 : 0;
         }
@@ -1037,9 +1036,10 @@ int main(int argc, char **argv)
             min_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--same-below"))
             same_below = strtoull(v, NULL, 10);
-        else if (!strcmp(o, "--window-from"))
-            window_from = strtoull(v, NULL, 10);
-        else if (!strcmp(o, "--max"))
+        else if (!strcmp(o, "--windows")) {
+            if (sscanf(v, "%zu:%zu", &window_from, &window_to) != 2)
+                window_from = SIZE_MAX;
+        } else if (!strcmp(o, "--max"))
             max_size = strtoull(v, NULL, 10);
         else if (!strcmp(o, "--default"))
             dflt = strtoull(v, NULL, 10);
