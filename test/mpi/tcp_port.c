@@ -161,7 +161,7 @@ static void stranger(int ready_fd, int go_fd, int done_fd)
     uint8_t nonce[MPIDI_TCP_NONCE_SIZE], rest[256];
     char dst[64], c;
     int dst_port = 0, errs = 1, fd = -1;
-    int sock = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
+    int sock = raw_packet_socket();
 
     if (sock < 0)
         perror("stranger: packet socket (needs CAP_NET_RAW)");

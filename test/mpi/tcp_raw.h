@@ -131,74 +131,136 @@ static inline size_t raw_frame(uint8_t * frame, uint8_t op, size_t body, uint8_t
     return MPIDI_TCP_HDR_SIZE + body;
 }
 
-#define RAW_FLOWS 8
+/* A packet socket that sees every packet to and from this host (AF_PACKET,
+ * SOCK_DGRAM, ETH_P_ALL: a socket for IP alone sees no outgoing packets;
+ * it needs CAP_NET_RAW), with room for a burst while its process waits for
+ * a CPU; -1 with errno set. */
+static inline int raw_packet_socket(void)
+{
+    int sock = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL)), sz = 8 << 20;
+    if (sock >= 0 && setsockopt(sock, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) != 0)
+        setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+    return sock;
+}
 
-/* On a packet socket (AF_PACKET, SOCK_DGRAM, ETH_P_ALL: it needs
- * CAP_NET_RAW), the initiator's bytes of the first connection seen from or
- * to this host that starts with a frame of opcode op and carries want bytes
- * (in order; a veth loses nothing), and where it went; 0 after 30 s without.
- * Several are followed at once: a connection that loses a simultaneous
- * connect carries nothing after its hello. */
+#define RAW_SEGS 256
+#define RAW_SEG_MAX 256
+
+/* The data segments seen so far (the last RAW_SEGS, the first RAW_SEG_MAX
+ * bytes of each), kept so that a stream is put together by sequence number
+ * whatever order the tap saw them in and however often. */
+typedef struct {
+    uint32_t saddr, daddr, seq;
+    uint16_t sport, dport, len;
+    uint8_t data[RAW_SEG_MAX];
+} raw_seg_t;
+
+/* The bytes of s's stream from sequence number s->seq on, up to want, into
+ * out; returns how many follow each other without a gap. */
+static inline size_t raw_assemble(const raw_seg_t * segs, int nsegs, const raw_seg_t * s,
+                                  uint8_t * out, size_t want)
+{
+    size_t have = 0;
+    int i, found = 1;
+    while (have < want && found) {
+        uint32_t pos = s->seq + (uint32_t) have;
+        found = 0;
+        for (i = 0; i < nsegs; i++) {
+            const raw_seg_t *t = &segs[i];
+            uint32_t off = pos - t->seq;
+            if (t->saddr != s->saddr || t->sport != s->sport || t->daddr != s->daddr ||
+                t->dport != s->dport || off >= t->len)
+                continue;
+            size_t n = t->len - off < want - have ? t->len - off : want - have;
+            memcpy(out + have, t->data + off, n);
+            have += n;
+            found = 1;
+            break;
+        }
+    }
+    return have;
+}
+
+/* On a raw_packet_socket, the initiator's first want bytes (at most
+ * RAW_SEG_MAX) of the first connection seen from or to this host whose
+ * stream starts with a frame of opcode op, and where it went; 0 after 30 s
+ * without, with what was seen on stderr.  Every such stream is followed: a
+ * connection that loses a simultaneous connect carries nothing after its
+ * hello. */
 static inline long raw_capture(int sock, uint8_t op, uint8_t * out, size_t want, char *dst_ip,
                                int *dst_port)
 {
-    static struct {
-        uint32_t saddr, daddr, next;
-        uint16_t sport, dport;
-        size_t have;
-        uint8_t buf[256];
-    } f[RAW_FLOWS];
-    int nflows = 0;
+    static raw_seg_t segs[RAW_SEGS];
+    static uint8_t pkt[65536];
+    int nsegs = 0, next = 0, i;
+    long packets = 0, data_segs = 0, starts = 0;
     double end = raw_now() + 30;
 
-    if (want > sizeof(f[0].buf))
+    if (want > RAW_SEG_MAX)
         return -1;
     while (raw_now() < end) {
-        uint8_t pkt[65536];
         struct pollfd p = {.fd = sock,.events = POLLIN };
         if (poll(&p, 1, 1000) <= 0)
             continue;
         struct sockaddr_ll from;
         socklen_t flen = sizeof(from);
         ssize_t n = recvfrom(sock, pkt, sizeof(pkt), 0, (struct sockaddr *) &from, &flen);
+        packets++;
         if (n < (ssize_t) sizeof(struct iphdr) || from.sll_protocol != htons(ETH_P_IP))
             continue;
         struct iphdr *iph = (struct iphdr *) pkt;
         if (iph->protocol != IPPROTO_TCP)
             continue;
         struct tcphdr *th = (struct tcphdr *) (pkt + iph->ihl * 4);
-        size_t off = iph->ihl * 4 + th->doff * 4, len = ntohs(iph->tot_len) - off;
-        uint8_t *data = pkt + off;
-        int i;
-        if (len == 0)
+        size_t off = iph->ihl * 4 + th->doff * 4;
+        if (ntohs(iph->tot_len) <= off || off + 2 > (size_t) n)
             continue;
-        for (i = 0; i < nflows; i++)
-            if (f[i].saddr == iph->saddr && f[i].sport == th->source)
-                break;
-        if (i == nflows) {
-            if (nflows == RAW_FLOWS || len < 2 || data[0] != MPIDI_TCP_PROTO_VERSION ||
-                data[1] != op)
+        size_t len = ntohs(iph->tot_len) - off;
+        if (len > (size_t) n - off)
+            len = (size_t) n - off;
+        data_segs++;
+        raw_seg_t *s = &segs[next];
+        next = (next + 1) % RAW_SEGS;
+        if (nsegs < RAW_SEGS)
+            nsegs++;
+        s->saddr = iph->saddr;
+        s->daddr = iph->daddr;
+        s->sport = th->source;
+        s->dport = th->dest;
+        s->seq = ntohl(th->seq);
+        s->len = (uint16_t) (len < RAW_SEG_MAX ? len : RAW_SEG_MAX);
+        memcpy(s->data, pkt + off, s->len);
+        /* a segment may complete a stream that started earlier */
+        for (i = 0; i < nsegs; i++) {
+            const raw_seg_t *t = &segs[i];
+            if (t->len < 2 || t->data[0] != MPIDI_TCP_PROTO_VERSION || t->data[1] != op)
                 continue;
-            f[i].saddr = iph->saddr;
-            f[i].sport = th->source;
-            f[i].daddr = iph->daddr;
-            f[i].dport = th->dest;
-            f[i].next = ntohl(th->seq);
-            f[i].have = 0;
-            nflows++;
+            if (t == s)
+                starts++;
+            if (raw_assemble(segs, nsegs, t, out, want) == want) {
+                inet_ntop(AF_INET, &t->daddr, dst_ip, 64);
+                *dst_port = ntohs(t->dport);
+                return (long) want;
+            }
         }
-        if (ntohl(th->seq) != f[i].next)
+    }
+    struct {
+        unsigned packets, drops;        /* the kernel's struct tpacket_stats */
+    } st = { 0, 0 };
+    socklen_t sl = sizeof(st);
+    getsockopt(sock, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
+    fprintf(stderr, "capture: in 30 s %ld packets (%u dropped by the kernel), %ld TCP data "
+            "segments, %ld starting with opcode %u; the streams that did:\n", packets,
+            st.drops, data_segs, starts, op);
+    for (i = 0; i < nsegs; i++) {
+        const raw_seg_t *t = &segs[i];
+        char a[64], b[64];
+        if (t->len < 2 || t->data[0] != MPIDI_TCP_PROTO_VERSION || t->data[1] != op)
             continue;
-        len = len < want - f[i].have ? len : want - f[i].have;
-        memcpy(f[i].buf + f[i].have, data, len);
-        f[i].have += len;
-        f[i].next += (uint32_t) len;
-        if (f[i].have == want) {
-            memcpy(out, f[i].buf, want);
-            inet_ntop(AF_INET, &f[i].daddr, dst_ip, 64);
-            *dst_port = ntohs(f[i].dport);
-            return (long) want;
-        }
+        inet_ntop(AF_INET, &t->saddr, a, sizeof(a));
+        inet_ntop(AF_INET, &t->daddr, b, sizeof(b));
+        fprintf(stderr, "  %s:%d -> %s:%d, %zu of %zu bytes in order\n", a, ntohs(t->sport), b,
+                ntohs(t->dport), raw_assemble(segs, nsegs, t, out, want), want);
     }
     return 0;
 }

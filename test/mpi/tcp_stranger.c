@@ -86,8 +86,7 @@ static int impostor(int ready_fd, const char *ip0)
     size_t hello_len = MPIDI_TCP_HDR_SIZE + MPIDI_TCP_HELLO_SIZE;
     int errs = 0;
 
-    /* every protocol: a socket for IP alone sees no outgoing packets */
-    int sock = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL));
+    int sock = raw_packet_socket();
     if (sock < 0) {
         perror("stranger: packet socket (needs CAP_NET_RAW)");
         return 1;
