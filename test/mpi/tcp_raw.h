@@ -250,13 +250,19 @@ static inline long raw_capture(int sock, uint8_t op, uint8_t * out, size_t want,
     socklen_t sl = sizeof(st);
     getsockopt(sock, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
     fprintf(stderr, "capture: in 30 s %ld packets (%u dropped by the kernel), %ld TCP data "
-            "segments, %ld starting with opcode %u; the streams that did:\n", packets,
+            "segments, %ld starting with opcode %u; the streams that start so:\n", packets,
             st.drops, data_segs, starts, op);
     for (i = 0; i < nsegs; i++) {
         const raw_seg_t *t = &segs[i];
         char a[64], b[64];
+        int j = 0;
         if (t->len < 2 || t->data[0] != MPIDI_TCP_PROTO_VERSION || t->data[1] != op)
             continue;
+        while (j < i && (segs[j].saddr != t->saddr || segs[j].sport != t->sport ||
+                         segs[j].seq != t->seq))
+            j++;
+        if (j < i)
+            continue;   /* seen twice: on loopback, going out and coming in */
         inet_ntop(AF_INET, &t->saddr, a, sizeof(a));
         inet_ntop(AF_INET, &t->daddr, b, sizeof(b));
         fprintf(stderr, "  %s:%d -> %s:%d, %zu of %zu bytes in order\n", a, ntohs(t->sport), b,
