@@ -46,6 +46,9 @@
 #define MMC_EAGER_DST_VCI dst_vci
 /* the posix layer's state of one VCI (4.0: "vsi") */
 #define MMC_POSIX_PER_VCI(v_) (MPIDI_POSIX_global.per_vci[v_])
+/* shared memory among the ranks of a communicator of one node (4.0: and
+ * whether every rank could map it) */
+#define MMC_COMM_SHM_ALLOC(comm_, len_, ptr_, failed_) MPIDU_shm_alloc(comm_, len_, ptr_)
 
 #else /* 4.0.x */
 
@@ -69,6 +72,8 @@
 #define MMC_EAGER_SRC_VCI src_vsi
 #define MMC_EAGER_DST_VCI dst_vsi
 #define MMC_POSIX_PER_VCI(v_) (MPIDI_POSIX_global.per_vsi[v_])
+#define MMC_COMM_SHM_ALLOC(comm_, len_, ptr_, failed_) \
+    MPIDU_shm_alloc(comm_, len_, ptr_, failed_)
 #define MMC_IPC_RECV_COMPLETE(rreq_)                                    \
     do {                                                                \
         MPIR_Datatype_release_if_not_builtin(MPIDIG_REQUEST(rreq_, datatype)); \

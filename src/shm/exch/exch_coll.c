@@ -1,0 +1,212 @@
+/*
+ * mpich-multichannel: small collectives by exchange through shared memory
+ * (exch_coll.h; the layout and its argument in exch_layout.h).
+ *
+ * An allreduce of n ranks costs one one-way latency: every rank publishes
+ * its contribution, reads the others' and reduces them itself, all ranks in
+ * the same order (rank 0's op rank 1's op ...), so every rank gets the same
+ * bits, and MPI's order for operations that do not commute is kept.
+ * MPICH's release_gather takes two (gather to a root, then release).
+ */
+#include "mpidimpl.h"
+#include "mmc_compat.h"
+#include "ch4_poll.h"
+#include "exch_coll.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories:
+    - name        : CH4_SHM_EXCH
+      description : mpich-multichannel's small collectives by exchange through shared memory
+
+cvars:
+    - name        : MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE
+      category    : CH4_SHM_EXCH
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Largest payload in bytes of an MPI_Allreduce that goes by exchange through shared
+        memory on a communicator of 2 to 8 ranks of one node (each rank publishes its
+        contribution and reduces everyone's itself: one one-way latency); MPI_Barrier on such
+        a communicator goes the same way. Only predefined datatypes and operations, and only
+        where MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM (for barriers,
+        MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM) is auto. Default -1: 4096, chosen by
+        measurement (doc/shm.md). 0 turns the exchange off: MPICH's own algorithms. Else at
+        most 65536.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+typedef struct {
+    MPIDI_EXCH_layout_t l;
+    char *base;                 /* the communicator's segment */
+    uint64_t seq;               /* the last operation of this rank */
+} exch_comm_t;
+
+/* a communicator whose segment is being allocated (the allocation's own
+ * collectives go MPICH's way), or could not be */
+static exch_comm_t initializing, unavailable;
+
+static struct {
+    int registered;
+    size_t max_bytes;
+    unsigned long long ops;     /* pvar ch4_shm_exch_ops */
+} exch;
+
+#define EXCH(comm_) MPIDI_POSIX_COMM(comm_, exch)
+
+int MPIDI_EXCH_comm_init(MPIR_Comm * comm)
+{
+    EXCH(comm) = NULL;
+    if (exch.registered)
+        return MPI_SUCCESS;
+    exch.registered = 1;
+    if (MPIDI_EXCH_max_size(MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE, &exch.max_bytes)) {
+        char s[32];
+        snprintf(s, sizeof(s), "%d", MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE);
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                                    "MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE", s);
+    }
+    MMC_PVAR_COUNTER("CH4_SHM_EXCH", "ch4_shm_exch_ops", &exch.ops,
+                     "Allreduces and barriers done by exchange through shared memory");
+    return MPI_SUCCESS;
+}
+
+void MPIDI_EXCH_comm_free(MPIR_Comm * comm)
+{
+    exch_comm_t *s = EXCH(comm);
+    if (s && s != &initializing && s != &unavailable) {
+        MPIDU_shm_free(s->base);
+        MPL_free(s);
+    }
+    EXCH(comm) = NULL;
+}
+
+/* The communicator's state, its segment allocated (collectively: every rank
+ * of comm comes here at the same operation) on its first exchange; NULL
+ * while that allocation's own collectives run or where it failed. */
+static int comm_state(MPIR_Comm * comm, exch_comm_t ** out)
+{
+    int mpi_errno = MPI_SUCCESS;
+    exch_comm_t *s = EXCH(comm);
+    bool failed = false;
+
+    *out = NULL;
+    if (s == &initializing || s == &unavailable)
+        return MPI_SUCCESS;
+    if (s) {
+        *out = s;
+        return MPI_SUCCESS;
+    }
+    EXCH(comm) = &initializing;
+    s = MPL_calloc(1, sizeof(*s), MPL_MEM_SHM);
+    if (!s) {
+        EXCH(comm) = &unavailable;
+        return MPI_SUCCESS;
+    }
+    MPIDI_EXCH_layout(comm->local_size, exch.max_bytes, &s->l);
+    mpi_errno = MMC_COMM_SHM_ALLOC(comm, s->l.total, (void **) &s->base, &failed);
+    if (mpi_errno || failed) {
+        MPL_free(s);
+        EXCH(comm) = &unavailable;
+        return mpi_errno;
+    }
+    EXCH(comm) = s;
+    *out = s;
+    return MPI_SUCCESS;
+}
+
+static inline uint64_t *word(exch_comm_t * s, int rank, uint64_t seq)
+{
+    return (uint64_t *) (s->base + MPIDI_EXCH_offset(&s->l, rank, seq));
+}
+
+static inline char *data(exch_comm_t * s, int rank, uint64_t seq)
+{
+    return s->base + MPIDI_EXCH_offset(&s->l, rank, seq) + MPIDI_EXCH_DATA_OFFSET;
+}
+
+/* Waits for every other rank's word to say seq.  The spin yields where
+ * ranks outnumber CPUs and makes progress passes now and then, so that
+ * requests a peer waits for before it comes here move on. */
+static void wait_all(exch_comm_t * s, int me, int n, uint64_t seq)
+{
+    for (int r = 0; r < n; r++) {
+        if (r == me)
+            continue;
+        uint64_t *w = word(s, r, seq);
+        unsigned spins = 0;
+        while (__atomic_load_n(w, __ATOMIC_ACQUIRE) != seq) {
+            spins++;
+            MPIDI_POLL_FLAG_SPUN(spins);
+            if (spins % 1024 == 0)
+                MPID_Progress_test(NULL);
+        }
+    }
+}
+
+/* The exchange applies: a communicator of n ranks whose segment exists. */
+static int begin(MPIR_Comm * comm, size_t bytes, exch_comm_t ** out)
+{
+    *out = NULL;
+    if (MPIR_IS_THREADED || comm->comm_kind != MPIR_COMM_KIND__INTRACOMM ||
+        !MPIDI_EXCH_applies(comm->local_size, bytes, exch.max_bytes))
+        return MPI_SUCCESS;
+    return comm_state(comm, out);
+}
+
+int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done)
+{
+    int mpi_errno = MPI_SUCCESS;
+    exch_comm_t *s;
+    MPI_Aint type_size;
+
+    *done = 0;
+    if (count <= 0 || !HANDLE_IS_BUILTIN(datatype) || !HANDLE_IS_BUILTIN(op))
+        return MPI_SUCCESS;
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    if (type_size <= 0 || count > (MPI_Aint) (MPIDI_EXCH_SIZE_LIMIT / type_size))
+        return MPI_SUCCESS;
+    size_t bytes = (size_t) (count * type_size);
+    mpi_errno = begin(comm, bytes, &s);
+    if (mpi_errno || !s)
+        return mpi_errno;
+
+    int me = comm->rank, n = comm->local_size;
+    uint64_t seq = ++s->seq;
+    memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
+    __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
+    wait_all(s, me, n, seq);
+    /* rank 0's op (rank 1's op (... op rank n-1's)), the same on every rank */
+    memcpy(recvbuf, data(s, n - 1, seq), bytes);
+    for (int r = n - 2; r >= 0; r--) {
+        mpi_errno = MPIR_Reduce_local(data(s, r, seq), recvbuf, count, datatype, op);
+        if (mpi_errno)
+            break;
+    }
+    exch.ops++;
+    *done = 1;
+    return mpi_errno;
+}
+
+int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done)
+{
+    exch_comm_t *s;
+
+    *done = 0;
+    int mpi_errno = begin(comm, 0, &s);
+    if (mpi_errno || !s)
+        return mpi_errno;
+    uint64_t seq = ++s->seq;
+    __atomic_store_n(word(s, comm->rank, seq), seq, __ATOMIC_RELEASE);
+    wait_all(s, comm->rank, comm->local_size, seq);
+    exch.ops++;
+    *done = 1;
+    return MPI_SUCCESS;
+}
