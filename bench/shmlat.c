@@ -3,7 +3,7 @@
  * each MPI's own mpicc by bench/run-shm-bench), each pinned to its own CPU
  * (rank 0 to the first CPU it may use, its partner to the second):
  *
- *   shmlat [peer P] [lat SIZE,SIZE,...] [rate W] [bw SIZE,SIZE,...]
+ *   shmlat [peer P] [lat SIZE,SIZE,...] [rate W] [bw SIZE,SIZE,...] [coll SIZE,...]
  *     peer   rank 0's partner (default 1); every other rank idles until the
  *            end (a nonblocking barrier tested once a millisecond), as a rank
  *            of the job on another host that has nothing to do
@@ -17,6 +17,12 @@
  *            rate's, default 64; fewer above 4 MiB, 256 MiB a window)
  *            MPI_Isend of SIZE bytes, each window answered as above; one line
  *            size=N window=W bw_MBps=B (10^6 bytes/s, the best of 5 trials)
+ *     coll   small collectives of the two ranks, as osu_allreduce and its
+ *            kin: per size MPI_Allreduce (MPI_INT, sum), MPI_Bcast and
+ *            MPI_Reduce (root 0) of SIZE bytes, then MPI_Barrier; one line
+ *            coll=NAME size=N us=T each (time per call, the best of 5
+ *            trials of about 20 ms; every result of the first and last call
+ *            checked)
  *
  * The first and last message of every trial are checked byte by byte (and
  * every message's length); a wrong one aborts with exit status 1.
@@ -98,6 +104,71 @@ static void lat(size_t size)
     free(rbuf);
 }
 
+enum { ALLREDUCE, BCAST, REDUCE, BARRIER };
+static const char *const coll_names[] = { "allreduce", "bcast", "reduce", "barrier" };
+
+/* n calls of collective c on size bytes; the seconds they took */
+static double coll_calls(int c, int *in, int *out, int count, int n)
+{
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        int edge = i == 0 || i == n - 1;
+        if (edge)
+            for (int k = 0; k < count; k++) {
+                in[k] = (rank + 1) * (k + i + 1);
+                out[k] = -1;
+            }
+        if (c == ALLREDUCE)
+            MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, pair);
+        else if (c == BCAST)
+            MPI_Bcast(rank == 0 ? in : out, count, MPI_INT, 0, pair);
+        else if (c == REDUCE)
+            MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, 0, pair);
+        else
+            MPI_Barrier(pair);
+        if (!edge || c == BARRIER || (c == REDUCE && rank != 0) || (c == BCAST && rank == 0))
+            continue;
+        for (int k = 0; k < count; k++) {
+            /* the sum of ranks 0 and 1's, or rank 0's alone for bcast */
+            int want = c == BCAST ? (k + i + 1) : 3 * (k + i + 1);
+            if (out[k] != want) {
+                fprintf(stderr, "shmlat: rank %d: %s of %d ints, call %d: element %d is %d, "
+                        "not %d\n", rank, coll_names[c], count, i, k, out[k], want);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        }
+    }
+    return MPI_Wtime() - t0;
+}
+
+static void coll(int c, size_t size)
+{
+    int count = (int) (size / sizeof(int));
+    count = count < 1 ? 1 : count;
+    int *in = malloc(count * sizeof(int)), *out = malloc(count * sizeof(int));
+    int n = 10;
+    double t = coll_calls(c, in, out, count, n);
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, pair);
+    n = (int) (0.02 / (t / n + 1e-9));
+    n = n < 4 ? 4 : n > 400000 ? 400000 : n;
+    double best = 1e30;
+    for (int k = 0; k < TRIALS; k++) {
+        MPI_Barrier(pair);
+        t = coll_calls(c, in, out, count, n);
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, pair);
+        if (t < best)
+            best = t;
+    }
+    if (rank == 0) {
+        if (c == BARRIER)
+            printf("coll=%s us=%.4f\n", coll_names[c], best / n * 1e6);
+        else
+            printf("coll=%s size=%zu us=%.4f\n", coll_names[c], size, best / n * 1e6);
+    }
+    free(in);
+    free(out);
+}
+
 /* windows of w messages of size bytes, each window answered with 4 bytes;
  * the seconds they took */
 static double window_trial(unsigned char *sbuf, unsigned char *rbuf, size_t size, int w,
@@ -168,7 +239,7 @@ int main(int argc, char **argv)
     if (size < 2 || peer < 1 || peer >= size || argc < a + 2 || (argc - a) % 2) {
         if (rank == 0)
             fprintf(stderr, "usage: shmlat [peer P] [lat SIZE,SIZE,...] [rate W] "
-                    "[bw SIZE,SIZE,...] (2 ranks or more)\n");
+                    "[bw SIZE,SIZE,...] [coll SIZE,SIZE,...] (2 ranks or more)\n");
         MPI_Finalize();
         return 2;
     }
@@ -197,10 +268,13 @@ int main(int argc, char **argv)
                 printf("window=%d msgs_per_s=%.0f\n", w, r);
             continue;
         }
-        int bw = strcmp(argv[a], "bw") == 0;
+        int bw = strcmp(argv[a], "bw") == 0, co = strcmp(argv[a], "coll") == 0;
         for (char *p = argv[a + 1]; *p;) {
             size_t n = strtoull(p, &p, 10);
-            if (!bw) {
+            if (co) {
+                for (int c = ALLREDUCE; c < BARRIER; c++)
+                    coll(c, n);
+            } else if (!bw) {
                 lat(n);
             } else {
                 /* at most 256 MiB a window */
@@ -213,6 +287,8 @@ int main(int argc, char **argv)
             if (*p == ',')
                 p++;
         }
+        if (co)
+            coll(BARRIER, 0);
     }
     MPI_Comm_free(&pair);
     MPI_Ibarrier(MPI_COMM_WORLD, &done);

@@ -29,14 +29,14 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        Largest payload in bytes of an MPI_Allreduce that goes by exchange through shared
-        memory on a communicator of 2 to 8 ranks of one node (each rank publishes its
-        contribution and reduces everyone's itself: one one-way latency); MPI_Barrier on such
-        a communicator goes the same way. Only predefined datatypes and operations, and only
-        where MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM (for barriers,
-        MPIR_CVAR_BARRIER_POSIX_INTRA_ALGORITHM) is auto. Default -1: 4096, chosen by
-        measurement (doc/shm.md). 0 turns the exchange off: MPICH's own algorithms. Else at
-        most 65536.
+        Largest payload in bytes of an MPI_Allreduce, MPI_Reduce or MPI_Bcast that goes by
+        exchange through shared memory on a communicator of 2 to 8 ranks of one node (each
+        rank publishes its contribution and reduces everyone's itself: one one-way latency);
+        MPI_Barrier on such a communicator goes the same way. Only predefined datatypes and
+        operations, and only where MPICH's algorithm CVAR for the collective on shared memory
+        (MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM and its kin) is auto. Default -1: 4096,
+        chosen by measurement (doc/shm.md). 0 turns the exchange off: MPICH's own algorithms.
+        Else at most 65536.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -45,6 +45,7 @@ typedef struct {
     MPIDI_EXCH_layout_t l;
     char *base;                 /* the communicator's segment */
     uint64_t seq;               /* the last operation of this rank */
+    uint64_t all_done;          /* an operation every rank is known to have left */
 } exch_comm_t;
 
 /* a communicator whose segment is being allocated (the allocation's own
@@ -73,7 +74,8 @@ int MPIDI_EXCH_comm_init(MPIR_Comm * comm)
                                     "MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE", s);
     }
     MMC_PVAR_COUNTER("CH4_SHM_EXCH", "ch4_shm_exch_ops", &exch.ops,
-                     "Allreduces and barriers done by exchange through shared memory");
+                     "Allreduces, reduces, bcasts and barriers done by exchange through shared "
+                     "memory");
     return MPI_SUCCESS;
 }
 
@@ -131,23 +133,41 @@ static inline char *data(exch_comm_t * s, int rank, uint64_t seq)
     return s->base + MPIDI_EXCH_offset(&s->l, rank, seq) + MPIDI_EXCH_DATA_OFFSET;
 }
 
-/* Waits for every other rank's word to say seq.  The spin yields where
- * ranks outnumber CPUs and makes progress passes now and then, so that
- * requests a peer waits for before it comes here move on. */
+/* Waits for rank r's word of operation seq to reach seq.  The spin yields
+ * where ranks outnumber CPUs and makes progress passes now and then, so
+ * that requests a peer waits for before it comes here move on. */
+static void wait_rank(exch_comm_t * s, int r, uint64_t seq)
+{
+    uint64_t *w = word(s, r, seq);
+    unsigned spins = 0;
+    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < seq) {
+        spins++;
+        MPIDI_POLL_FLAG_SPUN(spins);
+        if (spins % 1024 == 0)
+            MPID_Progress_test(NULL);
+    }
+}
+
+/* Waits until every other rank has published seq (a rank publishes an
+ * operation only once it has left the one before). */
 static void wait_all(exch_comm_t * s, int me, int n, uint64_t seq)
 {
-    for (int r = 0; r < n; r++) {
-        if (r == me)
-            continue;
-        uint64_t *w = word(s, r, seq);
-        unsigned spins = 0;
-        while (__atomic_load_n(w, __ATOMIC_ACQUIRE) != seq) {
-            spins++;
-            MPIDI_POLL_FLAG_SPUN(spins);
-            if (spins % 1024 == 0)
-                MPID_Progress_test(NULL);
-        }
-    }
+    for (int r = 0; r < n; r++)
+        if (r != me)
+            wait_rank(s, r, seq);
+    s->all_done = seq - 1;
+}
+
+/* The next operation, once its buffers are free: their last readers left
+ * the operation two before, which every rank has when it has published the
+ * one before.  Allreduce and barrier wait for all, so after them this costs
+ * nothing; a bcast or reduce lets ranks run one operation ahead. */
+static uint64_t next_op(exch_comm_t * s, int me, int n)
+{
+    uint64_t seq = ++s->seq;
+    if (seq > 2 && s->all_done < seq - 2)
+        wait_all(s, me, n, seq - 1);
+    return seq;
 }
 
 /* The exchange applies: a communicator of n ranks whose segment exists. */
@@ -160,36 +180,111 @@ static int begin(MPIR_Comm * comm, size_t bytes, exch_comm_t ** out)
     return comm_state(comm, out);
 }
 
+/* count elements of a predefined (so contiguous) datatype: their bytes */
+static int builtin_bytes(MPI_Aint count, MPI_Datatype datatype, size_t * bytes)
+{
+    MPI_Aint type_size;
+    if (count <= 0 || !HANDLE_IS_BUILTIN(datatype))
+        return 0;
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    if (type_size <= 0 || count > (MPI_Aint) (MPIDI_EXCH_SIZE_LIMIT / type_size))
+        return 0;
+    *bytes = (size_t) (count * type_size);
+    return 1;
+}
+
+/* rank 0's op (rank 1's op (... op rank n-1's)) into recvbuf: the same
+ * bits on every rank that computes it */
+static int reduce_all(exch_comm_t * s, uint64_t seq, int n, void *recvbuf, MPI_Aint count,
+                      MPI_Datatype datatype, MPI_Op op)
+{
+    int mpi_errno = MPI_SUCCESS;
+    size_t bytes;
+    builtin_bytes(count, datatype, &bytes);
+    memcpy(recvbuf, data(s, n - 1, seq), bytes);
+    for (int r = n - 2; r >= 0 && !mpi_errno; r--)
+        mpi_errno = MPIR_Reduce_local(data(s, r, seq), recvbuf, count, datatype, op);
+    return mpi_errno;
+}
+
 int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
                          MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done)
 {
     int mpi_errno = MPI_SUCCESS;
     exch_comm_t *s;
-    MPI_Aint type_size;
+    size_t bytes;
 
     *done = 0;
-    if (count <= 0 || !HANDLE_IS_BUILTIN(datatype) || !HANDLE_IS_BUILTIN(op))
+    if (!HANDLE_IS_BUILTIN(op) || !builtin_bytes(count, datatype, &bytes))
         return MPI_SUCCESS;
-    MPIR_Datatype_get_size_macro(datatype, type_size);
-    if (type_size <= 0 || count > (MPI_Aint) (MPIDI_EXCH_SIZE_LIMIT / type_size))
-        return MPI_SUCCESS;
-    size_t bytes = (size_t) (count * type_size);
     mpi_errno = begin(comm, bytes, &s);
     if (mpi_errno || !s)
         return mpi_errno;
 
     int me = comm->rank, n = comm->local_size;
-    uint64_t seq = ++s->seq;
+    uint64_t seq = next_op(s, me, n);
     memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
     __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
     wait_all(s, me, n, seq);
-    /* rank 0's op (rank 1's op (... op rank n-1's)), the same on every rank */
-    memcpy(recvbuf, data(s, n - 1, seq), bytes);
-    for (int r = n - 2; r >= 0; r--) {
-        mpi_errno = MPIR_Reduce_local(data(s, r, seq), recvbuf, count, datatype, op);
-        if (mpi_errno)
-            break;
+    exch.ops++;
+    *done = 1;
+    return reduce_all(s, seq, n, recvbuf, count, datatype, op);
+}
+
+int MPIDI_EXCH_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPIR_Comm * comm, int *done)
+{
+    int mpi_errno = MPI_SUCCESS;
+    exch_comm_t *s;
+    size_t bytes;
+
+    *done = 0;
+    if (!HANDLE_IS_BUILTIN(op) || !builtin_bytes(count, datatype, &bytes))
+        return MPI_SUCCESS;
+    mpi_errno = begin(comm, bytes, &s);
+    if (mpi_errno || !s)
+        return mpi_errno;
+
+    int me = comm->rank, n = comm->local_size;
+    uint64_t seq = next_op(s, me, n);
+    memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
+    __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
+    exch.ops++;
+    *done = 1;
+    if (me != root)
+        return MPI_SUCCESS;
+    wait_all(s, me, n, seq);
+    return reduce_all(s, seq, n, recvbuf, count, datatype, op);
+}
+
+/* A bcast's datatype may differ between ranks (only its signature must
+ * match), so the choice rests on the bytes alone and the data travel
+ * packed. */
+int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                     MPIR_Comm * comm, int *done)
+{
+    exch_comm_t *s;
+    MPI_Aint type_size;
+
+    *done = 0;
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    if (count <= 0 || type_size <= 0 || count > (MPI_Aint) (MPIDI_EXCH_SIZE_LIMIT / type_size))
+        return MPI_SUCCESS;
+    MPI_Aint bytes = count * type_size;
+    int mpi_errno = begin(comm, (size_t) bytes, &s);
+    if (mpi_errno || !s)
+        return mpi_errno;
+
+    int me = comm->rank, n = comm->local_size;
+    uint64_t seq = next_op(s, me, n);
+    if (me == root)
+        mpi_errno = MPIR_Localcopy(buffer, count, datatype, data(s, me, seq), bytes, MPI_BYTE);
+    else {
+        wait_rank(s, root, seq);
+        mpi_errno = MPIR_Localcopy(data(s, root, seq), bytes, MPI_BYTE, buffer, count, datatype);
     }
+    /* the root's at once, the others' once they have read it */
+    __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
     exch.ops++;
     *done = 1;
     return mpi_errno;
@@ -203,7 +298,7 @@ int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done)
     int mpi_errno = begin(comm, 0, &s);
     if (mpi_errno || !s)
         return mpi_errno;
-    uint64_t seq = ++s->seq;
+    uint64_t seq = next_op(s, comm->rank, comm->local_size);
     __atomic_store_n(word(s, comm->rank, seq), seq, __ATOMIC_RELEASE);
     wait_all(s, comm->rank, comm->local_size, seq);
     exch.ops++;

@@ -1,8 +1,8 @@
 /*
  * mpich-multichannel: small collectives by exchange through shared memory
  * (doc/shm.md, *Small collectives by exchange*).  The overlay calls these at
- * the top of posix's MPIDI_POSIX_mpi_allreduce and MPIDI_POSIX_mpi_barrier when
- * MPICH's algorithm CVAR for them is auto; an operation that does not apply
+ * the top of posix's MPIDI_POSIX_mpi_allreduce, _reduce, _bcast and _barrier
+ * when MPICH's algorithm CVAR for them is auto; an operation that does not apply
  * (more than MPIDI_EXCH_MAX_RANKS ranks, a payload above
  * MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE, a derived datatype or a user's operation,
  * MPI_THREAD_MULTIPLE) returns with *done 0 and goes MPICH's way.
@@ -18,6 +18,10 @@ void MPIDI_EXCH_comm_free(MPIR_Comm * comm);
 
 int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
                          MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done);
+int MPIDI_EXCH_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPIR_Comm * comm, int *done);
+int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                     MPIR_Comm * comm, int *done);
 int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done);
 
 #endif /* EXCH_COLL_H_INCLUDED */
