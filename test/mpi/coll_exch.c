@@ -1,12 +1,14 @@
 /*
- * Small allreduces and barriers by exchange through shared memory
- * (src/shm/exch): every predefined operation on the types it allows, counts
+ * Small allreduces, reduces, bcasts and barriers by exchange through shared
+ * memory (src/shm/exch): every predefined operation on the types it allows, counts
  * from 1 to past MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE (which then go MPICH's way,
  * interleaved with the exchanges on the same communicator), in place or not,
  * on world, a duplicate, a reversed and an odd/even split, a cartesian
  * communicator, the node's shared-memory split, and 200 communicators made
- * and freed; every result checked against the one computed here, and every
- * rank's bits compared with rank 0's (each rank reduces for itself).  A
+ * and freed; bcasts from every root into another datatype of the same
+ * signature, reduces to every root back to back; every result checked
+ * against the one computed here, and every rank's bits compared with rank
+ * 0's (each rank reduces for itself).  A
  * barrier must order stores to a shared window; a rank blocked in the
  * allreduce must move on a rendezvous its peer waits for first.
  *   arg on:  the exchange took operations (pvar ch4_shm_exch_ops)
@@ -190,6 +192,64 @@ static void floats(MPI_Comm comm, const char *cname)
     free(dr);
 }
 
+/* MPI_Bcast from every root, with the receivers' datatype other than the
+ * root's (ints at the root, a contiguous type of 4 ints or bytes at the
+ * others: only the signature must match), and MPI_Reduce to every root, in
+ * place at the root or not, back to back so that ranks run ahead */
+static void rooted(MPI_Comm comm, const char *cname)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    static const int counts[] = { 4, 16, 1024, 1028 };
+    int *buf = malloc(MAXCOUNT * sizeof(int)), *red = malloc(MAXCOUNT * sizeof(int));
+    MPI_Datatype four;
+    MPI_Type_contiguous(4, MPI_INT, &four);
+    MPI_Type_commit(&four);
+    for (int root = 0; root < size; root++)
+        for (unsigned c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            int n = counts[c], kind = (root + (int) c) % 3;
+            for (int i = 0; i < n; i++)
+                buf[i] = rank == root ? val(root, i, 11) * 1000 + i : -1;
+            if (rank == root)
+                MPI_Bcast(buf, n, MPI_INT, root, comm);
+            else if (kind == 0)
+                MPI_Bcast(buf, n / 4, four, root, comm);
+            else if (kind == 1)
+                MPI_Bcast(buf, n * (int) sizeof(int), MPI_BYTE, root, comm);
+            else
+                MPI_Bcast(buf, n, MPI_INT, root, comm);
+            for (int i = 0; i < n; i++)
+                if (buf[i] != val(root, i, 11) * 1000 + i) {
+                    MMC_ERR("rank %d: %s: bcast of %d ints from %d (receivers' type %d): "
+                            "element %d is %d\n", wrank, cname, n, root, kind, i, buf[i]);
+                    break;
+                }
+        }
+    for (int rep = 0; rep < 50; rep++)
+        for (int root = 0; root < size; root++) {
+            int n = rep % 2 ? 3 : 1100, inplace = rank == root && rep % 3 == 0;
+            for (int i = 0; i < n; i++)
+                buf[i] = red[i] = val(rank, i, rep);
+            MPI_Reduce(inplace ? MPI_IN_PLACE : buf, red, n, MPI_INT, MPI_SUM, root, comm);
+            if (rank != root)
+                continue;
+            for (int i = 0; i < n; i++) {
+                int e = 0;
+                for (int r = 0; r < size; r++)
+                    e += val(r, i, rep);
+                if (red[i] != e) {
+                    MMC_ERR("rank %d: %s: reduce %d of %d ints to %d: element %d is %d, "
+                            "expected %d\n", wrank, cname, rep, n, root, i, red[i], e);
+                    break;
+                }
+            }
+        }
+    MPI_Type_free(&four);
+    free(buf);
+    free(red);
+}
+
 /* a barrier orders each rank's store before every other rank's load */
 static void barrier_orders(MPI_Comm node)
 {
@@ -264,6 +324,7 @@ static void run_on(MPI_Comm comm, const char *cname, int t)
 {
     integers(comm, cname, t);
     floats(comm, cname);
+    rooted(comm, cname);
     /* MPICH's own collectives between the exchanges */
     int b = t, s;
     MPI_Bcast(&b, 1, MPI_INT, 0, comm);
