@@ -381,7 +381,7 @@ int main(int argc, char **argv)
     long long used = mmc_pvar_counter("ch4_shm_exch_ops") - before, all;
     MPI_Allreduce(&used, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (wrank == 0) {
-        printf("%lld operations by exchange\n", all);
+        printf("by exchange: %lld operations\n", all);
         if (on ? all <= 0 : all != 0)
             MMC_ERR("the exchange took %lld operations (expected %s)\n", all, on ? "some" : "none");
     }

@@ -41,16 +41,21 @@ cvars:
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
+typedef enum {
+    EXCH_NEW,                   /* no exchange yet */
+    EXCH_ALLOCATING,            /* the segment's allocation runs (its own collectives go
+                                 * MPICH's way) */
+    EXCH_UNAVAILABLE,           /* it could not be allocated: MPICH's way for good */
+    EXCH_READY
+} exch_state_t;
+
 typedef struct {
+    exch_state_t state;
     MPIDI_EXCH_layout_t l;
     char *base;                 /* the communicator's segment */
     uint64_t seq;               /* the last operation of this rank */
     uint64_t all_done;          /* an operation every rank is known to have left */
 } exch_comm_t;
-
-/* a communicator whose segment is being allocated (the allocation's own
- * collectives go MPICH's way), or could not be */
-static exch_comm_t initializing, unavailable;
 
 static struct {
     int registered;
@@ -58,20 +63,25 @@ static struct {
     unsigned long long ops;     /* pvar ch4_shm_exch_ops */
 } exch;
 
-#define EXCH(comm_) MPIDI_POSIX_COMM(comm_, exch)
+#define EXCH(comm_) ((exch_comm_t *) MPIDI_POSIX_COMM(comm_, exch))
 
+/* The state is allocated here, not at the first exchange, so that every
+ * rank of a communicator either gets that far or fails its creation. */
 int MPIDI_EXCH_comm_init(MPIR_Comm * comm)
 {
-    EXCH(comm) = NULL;
+    MPIDI_POSIX_COMM(comm, exch) = MPL_calloc(1, sizeof(exch_comm_t), MPL_MEM_COMM);
+    if (!MPIDI_POSIX_COMM(comm, exch))
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_NO_MEM, "**nomem", 0);
     if (exch.registered)
         return MPI_SUCCESS;
     exch.registered = 1;
     if (MPIDI_EXCH_max_size(MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE, &exch.max_bytes)) {
-        char s[32];
-        snprintf(s, sizeof(s), "%d", MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE);
+        char v[32];
+        snprintf(v, sizeof(v), "%d", MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE);
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
-                                    "MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE", s);
+                                    "MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE", v);
     }
     MMC_PVAR_COUNTER("CH4_SHM_EXCH", "ch4_shm_exch_ops", &exch.ops,
                      "Allreduces, reduces, bcasts and barriers done by exchange through shared "
@@ -82,45 +92,29 @@ int MPIDI_EXCH_comm_init(MPIR_Comm * comm)
 void MPIDI_EXCH_comm_free(MPIR_Comm * comm)
 {
     exch_comm_t *s = EXCH(comm);
-    if (s && s != &initializing && s != &unavailable) {
+    if (s && s->state == EXCH_READY)
         MPIDU_shm_free(s->base);
-        MPL_free(s);
-    }
-    EXCH(comm) = NULL;
+    MPL_free(s);
+    MPIDI_POSIX_COMM(comm, exch) = NULL;
 }
 
-/* The communicator's state, its segment allocated (collectively: every rank
- * of comm comes here at the same operation) on its first exchange; NULL
- * while that allocation's own collectives run or where it failed. */
-static int comm_state(MPIR_Comm * comm, exch_comm_t ** out)
+/* The communicator's state once its segment exists, allocated (collectively:
+ * every rank of comm comes here at the same operation) on its first
+ * exchange; NULL while that allocation's own collectives run, or for good
+ * where it failed (MPICH's allocation agrees on failure among the ranks):
+ * MPICH's own algorithms then, as its release_gather falls back. */
+static exch_comm_t *comm_state(MPIR_Comm * comm)
 {
-    int mpi_errno = MPI_SUCCESS;
     exch_comm_t *s = EXCH(comm);
     bool failed = false;
 
-    *out = NULL;
-    if (s == &initializing || s == &unavailable)
-        return MPI_SUCCESS;
-    if (s) {
-        *out = s;
-        return MPI_SUCCESS;
+    if (s && s->state == EXCH_NEW) {
+        s->state = EXCH_ALLOCATING;
+        MPIDI_EXCH_layout(comm->local_size, exch.max_bytes, &s->l);
+        int mpi_errno = MMC_COMM_SHM_ALLOC(comm, s->l.total, (void **) &s->base, &failed);
+        s->state = mpi_errno || failed ? EXCH_UNAVAILABLE : EXCH_READY;
     }
-    EXCH(comm) = &initializing;
-    s = MPL_calloc(1, sizeof(*s), MPL_MEM_SHM);
-    if (!s) {
-        EXCH(comm) = &unavailable;
-        return MPI_SUCCESS;
-    }
-    MPIDI_EXCH_layout(comm->local_size, exch.max_bytes, &s->l);
-    mpi_errno = MMC_COMM_SHM_ALLOC(comm, s->l.total, (void **) &s->base, &failed);
-    if (mpi_errno || failed) {
-        MPL_free(s);
-        EXCH(comm) = &unavailable;
-        return mpi_errno;
-    }
-    EXCH(comm) = s;
-    *out = s;
-    return MPI_SUCCESS;
+    return s && s->state == EXCH_READY ? s : NULL;
 }
 
 static inline uint64_t *word(exch_comm_t * s, int rank, uint64_t seq)
@@ -170,14 +164,14 @@ static uint64_t next_op(exch_comm_t * s, int me, int n)
     return seq;
 }
 
-/* The exchange applies: a communicator of n ranks whose segment exists. */
-static int begin(MPIR_Comm * comm, size_t bytes, exch_comm_t ** out)
+/* The communicator's state where the exchange applies to an operation of
+ * bytes: NULL goes MPICH's way. */
+static exch_comm_t *begin(MPIR_Comm * comm, size_t bytes)
 {
-    *out = NULL;
     if (MPIR_IS_THREADED || comm->comm_kind != MPIR_COMM_KIND__INTRACOMM ||
         !MPIDI_EXCH_applies(comm->local_size, bytes, exch.max_bytes))
-        return MPI_SUCCESS;
-    return comm_state(comm, out);
+        return NULL;
+    return comm_state(comm);
 }
 
 /* count elements of a predefined (so contiguous) datatype: their bytes */
@@ -210,47 +204,38 @@ static int reduce_all(exch_comm_t * s, uint64_t seq, int n, void *recvbuf, MPI_A
 int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
                          MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done)
 {
-    int mpi_errno = MPI_SUCCESS;
     exch_comm_t *s;
     size_t bytes;
 
-    *done = 0;
-    if (!HANDLE_IS_BUILTIN(op) || !builtin_bytes(count, datatype, &bytes))
+    *done = HANDLE_IS_BUILTIN(op) && builtin_bytes(count, datatype, &bytes) &&
+        (s = begin(comm, bytes)) != NULL;
+    if (!*done)
         return MPI_SUCCESS;
-    mpi_errno = begin(comm, bytes, &s);
-    if (mpi_errno || !s)
-        return mpi_errno;
-
     int me = comm->rank, n = comm->local_size;
     uint64_t seq = next_op(s, me, n);
     memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
     __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
     wait_all(s, me, n, seq);
     exch.ops++;
-    *done = 1;
     return reduce_all(s, seq, n, recvbuf, count, datatype, op);
 }
 
+/* The ranks but the root leave as soon as their data are in place. */
 int MPIDI_EXCH_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPIR_Comm * comm, int *done)
 {
-    int mpi_errno = MPI_SUCCESS;
     exch_comm_t *s;
     size_t bytes;
 
-    *done = 0;
-    if (!HANDLE_IS_BUILTIN(op) || !builtin_bytes(count, datatype, &bytes))
+    *done = HANDLE_IS_BUILTIN(op) && builtin_bytes(count, datatype, &bytes) &&
+        (s = begin(comm, bytes)) != NULL;
+    if (!*done)
         return MPI_SUCCESS;
-    mpi_errno = begin(comm, bytes, &s);
-    if (mpi_errno || !s)
-        return mpi_errno;
-
     int me = comm->rank, n = comm->local_size;
     uint64_t seq = next_op(s, me, n);
     memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
     __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
     exch.ops++;
-    *done = 1;
     if (me != root)
         return MPI_SUCCESS;
     wait_all(s, me, n, seq);
@@ -263,18 +248,17 @@ int MPIDI_EXCH_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Da
 int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                      MPIR_Comm * comm, int *done)
 {
+    int mpi_errno;
     exch_comm_t *s;
     MPI_Aint type_size;
 
-    *done = 0;
     MPIR_Datatype_get_size_macro(datatype, type_size);
-    if (count <= 0 || type_size <= 0 || count > (MPI_Aint) (MPIDI_EXCH_SIZE_LIMIT / type_size))
+    *done = count > 0 && type_size > 0 &&
+        count <= (MPI_Aint) (MPIDI_EXCH_SIZE_LIMIT / type_size) &&
+        (s = begin(comm, (size_t) (count * type_size))) != NULL;
+    if (!*done)
         return MPI_SUCCESS;
     MPI_Aint bytes = count * type_size;
-    int mpi_errno = begin(comm, (size_t) bytes, &s);
-    if (mpi_errno || !s)
-        return mpi_errno;
-
     int me = comm->rank, n = comm->local_size;
     uint64_t seq = next_op(s, me, n);
     if (me == root)
@@ -286,22 +270,19 @@ int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int ro
     /* the root's at once, the others' once they have read it */
     __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
     exch.ops++;
-    *done = 1;
     return mpi_errno;
 }
 
 int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done)
 {
-    exch_comm_t *s;
+    exch_comm_t *s = begin(comm, 0);
 
-    *done = 0;
-    int mpi_errno = begin(comm, 0, &s);
-    if (mpi_errno || !s)
-        return mpi_errno;
+    *done = s != NULL;
+    if (!s)
+        return MPI_SUCCESS;
     uint64_t seq = next_op(s, comm->rank, comm->local_size);
     __atomic_store_n(word(s, comm->rank, seq), seq, __ATOMIC_RELEASE);
     wait_all(s, comm->rank, comm->local_size, seq);
     exch.ops++;
-    *done = 1;
     return MPI_SUCCESS;
 }
