@@ -1,7 +1,7 @@
 /*
  * Unit tests of the exchange collectives' layout and choice
  * (src/shm/exch/exch_layout.h): the CVAR's values, buffers in whole cache
- * lines that never overlap, two per rank used by turns, and which
+ * lines that never overlap, MPIDI_EXCH_DEPTH per rank used by turns, and which
  * operations apply.  No MPICH needed.
  */
 #include "exch_layout.h"
@@ -29,15 +29,16 @@ static void test_layout(void)
             CHECK(l.buf_bytes % MPIDI_EXCH_LINE == 0);
             CHECK(l.buf_bytes >= MPIDI_EXCH_DATA_OFFSET + sizes[i]);
             CHECK(l.buf_bytes < MPIDI_EXCH_DATA_OFFSET + sizes[i] + MPIDI_EXCH_LINE);
-            CHECK(l.total == (size_t) n * 2 * l.buf_bytes);
+            CHECK(l.total == (size_t) n * MPIDI_EXCH_DEPTH * l.buf_bytes);
             for (int r = 0; r < n; r++)
-                for (uint64_t s = 1; s <= 4; s++) {
+                for (uint64_t s = 1; s <= 2 * MPIDI_EXCH_DEPTH; s++) {
                     size_t off = MPIDI_EXCH_offset(&l, r, s);
                     CHECK(off % MPIDI_EXCH_LINE == 0);
                     CHECK(off + l.buf_bytes <= l.total);
-                    /* operations s and s + 2 share a buffer, s + 1 has the other */
-                    CHECK(MPIDI_EXCH_offset(&l, r, s + 2) == off);
-                    CHECK(MPIDI_EXCH_offset(&l, r, s + 1) != off);
+                    /* operations s and s + DEPTH share a buffer, those between have others */
+                    CHECK(MPIDI_EXCH_offset(&l, r, s + MPIDI_EXCH_DEPTH) == off);
+                    for (uint64_t d = 1; d < MPIDI_EXCH_DEPTH; d++)
+                        CHECK(MPIDI_EXCH_offset(&l, r, s + d) != off);
                     /* no other rank's buffer */
                     for (int q = 0; q < n; q++)
                         if (q != r)
@@ -65,7 +66,7 @@ static void test_applies(void)
 int main(void)
 {
     run("exch: the CVAR's values", test_max_size);
-    run("exch: buffers in whole lines, two per rank by turns, none shared", test_layout);
+    run("exch: buffers in whole lines, DEPTH per rank by turns, none shared", test_layout);
     run("exch: which operations go by exchange", test_applies);
     return unit_summary();
 }

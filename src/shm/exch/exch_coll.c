@@ -153,14 +153,14 @@ static void wait_all(exch_comm_t * s, int me, int n, uint64_t seq)
 }
 
 /* The next operation, once its buffers are free: their last readers left
- * the operation two before, which every rank has when it has published the
- * one before.  Allreduce and barrier wait for all, so after them this costs
- * nothing; a bcast or reduce lets ranks run one operation ahead. */
+ * the operation MPIDI_EXCH_DEPTH before, which every rank has when it has
+ * published the one after that.  Allreduce and barrier wait for all, so
+ * after them this costs nothing; bcasts and reduces let ranks run ahead. */
 static uint64_t next_op(exch_comm_t * s, int me, int n)
 {
     uint64_t seq = ++s->seq;
-    if (seq > 2 && s->all_done < seq - 2)
-        wait_all(s, me, n, seq - 1);
+    if (seq > MPIDI_EXCH_DEPTH && s->all_done < seq - MPIDI_EXCH_DEPTH)
+        wait_all(s, me, n, seq - MPIDI_EXCH_DEPTH + 1);
     return seq;
 }
 

@@ -20,5 +20,5 @@ void MPIDI_EXCH_layout(int nranks, size_t max_bytes, MPIDI_EXCH_layout_t * l)
     size_t raw = MPIDI_EXCH_DATA_OFFSET + max_bytes;
     l->max_bytes = max_bytes;
     l->buf_bytes = (raw + MPIDI_EXCH_LINE - 1) / MPIDI_EXCH_LINE * MPIDI_EXCH_LINE;
-    l->total = (size_t) nranks * 2 * l->buf_bytes;
+    l->total = (size_t) nranks * MPIDI_EXCH_DEPTH * l->buf_bytes;
 }

@@ -3,15 +3,14 @@
  * (doc/shm.md, *Small collectives by exchange*).  Plain C, no MPICH: unit-tested
  * by test/unit/test_exch.c.
  *
- * Every rank of a communicator on one node owns two buffers in one shared
- * segment, used by turns (operation s in buffer s & 1).  A buffer is a 64-bit
- * sequence word and then the data, so the first 56 bytes share the word's
- * cache line.  A rank writes its data, then stores the operation's sequence
- * number with release order; the others wait for that number with acquire
- * loads, then read.  Each rank waits for every other rank's word before it
- * leaves an operation, so no rank is more than one operation ahead of
- * another, and a buffer is written again (operation s + 2) only after every
- * rank has left operation s and read it.
+ * Every rank of a communicator on one node owns MPIDI_EXCH_DEPTH buffers in
+ * one shared segment, used by turns (operation s in buffer s mod DEPTH).  A
+ * buffer is a 64-bit sequence word and then the data, so the first 56 bytes
+ * share the word's cache line.  A rank writes its data, then stores the
+ * operation's sequence number with release order; the others wait for that
+ * number with acquire loads, then read.  A buffer is written again
+ * (operation s + DEPTH) only once every rank has left operation s, so ranks
+ * run at most DEPTH - 1 operations ahead of each other (doc/shm.md).
  */
 #ifndef EXCH_LAYOUT_H_INCLUDED
 #define EXCH_LAYOUT_H_INCLUDED
@@ -23,6 +22,8 @@
 /* more ranks than this use MPICH's own algorithms: each rank reads every
  * other rank's buffer, which a tree beats beyond a few ranks */
 #define MPIDI_EXCH_MAX_RANKS 8
+/* buffers per rank: back-to-back bcasts and reduces pipeline this deep */
+#define MPIDI_EXCH_DEPTH 8
 /* the largest MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE, and its default (-1) */
 #define MPIDI_EXCH_SIZE_LIMIT 65536
 #define MPIDI_EXCH_SIZE_DEFAULT 4096
@@ -31,7 +32,7 @@
 typedef struct {
     size_t max_bytes;           /* data a buffer holds */
     size_t buf_bytes;           /* a buffer: the word and the data, whole lines */
-    size_t total;               /* the segment: 2 buffers per rank */
+    size_t total;               /* the segment: MPIDI_EXCH_DEPTH buffers per rank */
 } MPIDI_EXCH_layout_t;
 
 /* The largest payload from the CVAR's value: -1 the default, 0 off, else at
@@ -51,7 +52,7 @@ static inline int MPIDI_EXCH_applies(int nranks, size_t bytes, size_t max_bytes)
 /* Where rank's buffer for operation seq starts in the segment. */
 static inline size_t MPIDI_EXCH_offset(const MPIDI_EXCH_layout_t * l, int rank, uint64_t seq)
 {
-    return ((size_t) rank * 2 + (size_t) (seq & 1)) * l->buf_bytes;
+    return ((size_t) rank * MPIDI_EXCH_DEPTH + (size_t) (seq % MPIDI_EXCH_DEPTH)) * l->buf_bytes;
 }
 
 /* The data of a buffer follows its sequence word. */
