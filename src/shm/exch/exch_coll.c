@@ -155,12 +155,15 @@ static void wait_all(exch_comm_t * s, int me, int n, uint64_t seq)
 /* The next operation, once its buffers are free: their last readers left
  * the operation MPIDI_EXCH_DEPTH before, which every rank has when it has
  * published the one after that.  Allreduce and barrier wait for all, so
- * after them this costs nothing; bcasts and reduces let ranks run ahead. */
+ * after them this costs nothing; bcasts and reduces let ranks run ahead.  A
+ * rank that must wait waits for the others to come within half the depth,
+ * so that it looks at their words once every few operations, not at each
+ * (a look is a cache line that the other rank's core holds). */
 static uint64_t next_op(exch_comm_t * s, int me, int n)
 {
     uint64_t seq = ++s->seq;
     if (seq > MPIDI_EXCH_DEPTH && s->all_done < seq - MPIDI_EXCH_DEPTH)
-        wait_all(s, me, n, seq - MPIDI_EXCH_DEPTH + 1);
+        wait_all(s, me, n, seq - MPIDI_EXCH_DEPTH / 2);
     return seq;
 }
 
