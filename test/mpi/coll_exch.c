@@ -131,7 +131,7 @@ static void floats(MPI_Comm comm, const char *cname)
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    static const int counts[] = { 1, 5, 512, 513 };
+    static const int counts[] = { 1, 5, 256, 257, 513 };
     double *d = malloc(MAXCOUNT * sizeof(double)), *dr = malloc(MAXCOUNT * sizeof(double));
     for (unsigned c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
         int n = counts[c];
@@ -201,7 +201,7 @@ static void rooted(MPI_Comm comm, const char *cname)
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    static const int counts[] = { 4, 16, 1024, 1028 };
+    static const int counts[] = { 4, 16, 512, 516, 1028 };
     int *buf = malloc(MAXCOUNT * sizeof(int)), *red = malloc(MAXCOUNT * sizeof(int));
     MPI_Datatype four;
     MPI_Type_contiguous(4, MPI_INT, &four);

@@ -34,7 +34,7 @@ cvars:
         rank publishes its contribution and reduces everyone's itself: one one-way latency);
         MPI_Barrier on such a communicator goes the same way. Only predefined datatypes and
         operations, and only where MPICH's algorithm CVAR for the collective on shared memory
-        (MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM and its kin) is auto. Default -1: 4096,
+        (MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM and its kin) is auto. Default -1: 2048,
         chosen by measurement (doc/shm.md). 0 turns the exchange off: MPICH's own algorithms.
         Else at most 65536.
 

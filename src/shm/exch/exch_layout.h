@@ -26,7 +26,7 @@
 #define MPIDI_EXCH_DEPTH 8
 /* the largest MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE, and its default (-1) */
 #define MPIDI_EXCH_SIZE_LIMIT 65536
-#define MPIDI_EXCH_SIZE_DEFAULT 4096
+#define MPIDI_EXCH_SIZE_DEFAULT 2048
 #define MPIDI_EXCH_EINVAL_SIZE 1
 
 typedef struct {
