@@ -204,8 +204,10 @@ static int reduce_all(exch_comm_t * s, uint64_t seq, int n, void *recvbuf, MPI_A
     return mpi_errno;
 }
 
-int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done)
+/* An allreduce (root -1) or a reduce: the ranks but a reduce's root leave
+ * as soon as their data are in place. */
+static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPIR_Comm * comm, int *done)
 {
     exch_comm_t *s;
     size_t bytes;
@@ -218,31 +220,23 @@ int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
     uint64_t seq = next_op(s, me, n);
     memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
     __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
-    wait_all(s, me, n, seq);
     exch.ops++;
+    if (root >= 0 && me != root)
+        return MPI_SUCCESS;
+    wait_all(s, me, n, seq);
     return reduce_all(s, seq, n, recvbuf, count, datatype, op);
 }
 
-/* The ranks but the root leave as soon as their data are in place. */
+int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done)
+{
+    return reduction(sendbuf, recvbuf, count, datatype, op, -1, comm, done);
+}
+
 int MPIDI_EXCH_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPIR_Comm * comm, int *done)
 {
-    exch_comm_t *s;
-    size_t bytes;
-
-    *done = HANDLE_IS_BUILTIN(op) && builtin_bytes(count, datatype, &bytes) &&
-        (s = begin(comm, bytes)) != NULL;
-    if (!*done)
-        return MPI_SUCCESS;
-    int me = comm->rank, n = comm->local_size;
-    uint64_t seq = next_op(s, me, n);
-    memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
-    __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
-    exch.ops++;
-    if (me != root)
-        return MPI_SUCCESS;
-    wait_all(s, me, n, seq);
-    return reduce_all(s, seq, n, recvbuf, count, datatype, op);
+    return reduction(sendbuf, recvbuf, count, datatype, op, root, comm, done);
 }
 
 /* A bcast's datatype may differ between ranks (only its signature must
