@@ -122,6 +122,9 @@ typedef int MMC_context_id_t;
 #include <sys/mman.h>
 
 #define MMC_NODE_COMM(comm_) MPIR_Comm_get_node_comm(comm_)
+/* bytes, as MPICH's internal calls must name them (5.0 refuses the user's
+ * MPI_BYTE handle there) */
+#define MMC_BYTE MPIR_BYTE_INTERNAL
 
 MPL_STATIC_INLINE_PREFIX int MMC_node_bcast(MPIR_Comm * node_comm, void *buf, int len)
 {
@@ -188,6 +191,7 @@ typedef MPIR_Context_id_t MMC_context_id_t;
 /* 4.x: MPIDU_Init_shm, set up before the shared-memory modules, over all of
  * MPI_Init's local ranks (node_comm is not used: NULL) */
 #define MMC_NODE_COMM(comm_) NULL
+#define MMC_BYTE MPI_BYTE
 
 MPL_STATIC_INLINE_PREFIX int MMC_node_allgather(MPIR_Comm * node_comm, const void *mine, int len,
                                                 void *all)

@@ -259,10 +259,10 @@ int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int ro
     int me = comm->rank, n = comm->local_size;
     uint64_t seq = next_op(s, me, n);
     if (me == root)
-        mpi_errno = MPIR_Localcopy(buffer, count, datatype, data(s, me, seq), bytes, MPI_BYTE);
+        mpi_errno = MPIR_Localcopy(buffer, count, datatype, data(s, me, seq), bytes, MMC_BYTE);
     else {
         wait_rank(s, root, seq);
-        mpi_errno = MPIR_Localcopy(data(s, root, seq), bytes, MPI_BYTE, buffer, count, datatype);
+        mpi_errno = MPIR_Localcopy(data(s, root, seq), bytes, MMC_BYTE, buffer, count, datatype);
     }
     /* the root's at once, the others' once they have read it */
     __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
