@@ -229,8 +229,11 @@ static void rooted(MPI_Comm comm, const char *cname)
     for (int rep = 0; rep < 50; rep++)
         for (int root = 0; root < size; root++) {
             int n = rep % 2 ? 3 : 1100, inplace = rank == root && rep % 3 == 0;
-            for (int i = 0; i < n; i++)
-                buf[i] = red[i] = val(rank, i, rep);
+            /* the root's receive buffer holds its data only in place */
+            for (int i = 0; i < n; i++) {
+                buf[i] = val(rank, i, rep);
+                red[i] = inplace ? buf[i] : -1000;
+            }
             MPI_Reduce(inplace ? MPI_IN_PLACE : buf, red, n, MPI_INT, MPI_SUM, root, comm);
             if (rank != root)
                 continue;

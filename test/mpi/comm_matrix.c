@@ -67,6 +67,33 @@ static void intra_p2p(MPI_Comm c, int r, int n)
     free(in);
 }
 
+/* MPI_Reduce to every root, from and in place: 1 int (by exchange on a
+ * node), 1100 (MPICH's compositions between nodes); the root's receive
+ * buffer holds its own data only in place */
+static void intra_reduce(MPI_Comm c, int r, int n, int sum)
+{
+    static const int counts[] = { 1, 1100 };
+    int *in = malloc(1100 * sizeof(int)), *out = malloc(1100 * sizeof(int));
+    for (int root = 0; root < n; root++)
+        for (int k = 0; k < 4; k++) {
+            int cnt = counts[k % 2], inplace = k / 2 && r == root;
+            for (int i = 0; i < cnt; i++) {
+                in[i] = wrank + i;
+                out[i] = inplace ? in[i] : -1000;
+            }
+            MPI_Reduce(inplace ? MPI_IN_PLACE : in, out, cnt, MPI_INT, MPI_SUM, root, c);
+            for (int i = 0; r == root && i < cnt; i++)
+                if (out[i] != sum + n * i) {
+                    MMC_ERR("%s: reduce of %d ints to %d%s: element %d is %d, expected %d\n",
+                            cname, cnt, root, inplace ? " in place" : "", i, out[i],
+                            sum + n * i);
+                    break;
+                }
+        }
+    free(in);
+    free(out);
+}
+
 static void intra_coll(MPI_Comm c, int r, int n)
 {
     int *w = malloc(n * sizeof(int)), *got = malloc(n * sizeof(int));
@@ -89,6 +116,7 @@ static void intra_coll(MPI_Comm c, int r, int n)
     MPI_Allreduce(&wrank, &v, 1, MPI_INT, MPI_SUM, c);
     if (v != sum)
         MMC_ERR("%s: allreduce %d, expected %d\n", cname, v, sum);
+    intra_reduce(c, r, n, sum);
     MPI_Scan(&wrank, &v, 1, MPI_INT, MPI_SUM, c);
     if (v != prefix)
         MMC_ERR("%s: scan %d, expected %d\n", cname, v, prefix);
