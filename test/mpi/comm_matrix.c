@@ -263,19 +263,48 @@ static void check_inter_family(MPI_Comm inter, int high, const char *name)
     }
 }
 
+/* a port name in a buffer of MPI_MAX_PORT_NAME fits, or the error says how
+ * to offer a larger one (5.0's ch4:ucx: the UCX address does not fit) */
+static void port_in_standard_buffer(void)
+{
+    char port[MPI_MAX_PORT_NAME], msg[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int err = MPI_Open_port(MPI_INFO_NULL, port);
+    if (err == MPI_SUCCESS) {
+        if (strnlen(port, MPI_MAX_PORT_NAME) == MPI_MAX_PORT_NAME)
+            MMC_ERR("MPI_Open_port: the name fills its buffer without an end\n");
+        MPI_Close_port(port);
+    } else {
+        MPI_Error_string(err, msg, &len);
+        if (!strstr(msg, "port_name_size"))
+            MMC_ERR("MPI_Open_port failed without naming port_name_size: %s\n", msg);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* connect/accept: rank 0 of acc opens a port and sends its name to rank
  * dest of via (tag 60); acc accepts, con connects (each side passes
- * MPI_COMM_NULL for the other); the result checked with its family */
+ * MPI_COMM_NULL for the other); the result checked with its family.  The
+ * port's buffer is larger than MPI_MAX_PORT_NAME, offered through the info
+ * key port_name_size (5.0; other versions ignore it) */
+#define PORT_LEN 1024
 static void joined(MPI_Comm acc, MPI_Comm con, MPI_Comm via, int dest, const char *name)
 {
-    char port[MPI_MAX_PORT_NAME] = "";
+    char port[PORT_LEN] = "";
     MPI_Comm c;
     int r;
     if (acc != MPI_COMM_NULL) {
         MPI_Comm_rank(acc, &r);
         if (r == 0) {
-            MPI_Open_port(MPI_INFO_NULL, port);
-            MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, dest, 60, via);
+            MPI_Info info;
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "port_name_size", "1024");
+            MPI_Open_port(info, port);
+            MPI_Info_free(&info);
+            MPI_Send(port, PORT_LEN, MPI_CHAR, dest, 60, via);
         }
         MPI_Comm_accept(port, MPI_INFO_NULL, 0, acc, &c);
         if (r == 0)
@@ -283,8 +312,7 @@ static void joined(MPI_Comm acc, MPI_Comm con, MPI_Comm via, int dest, const cha
     } else {
         MPI_Comm_rank(con, &r);
         if (r == 0)
-            MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, MPI_ANY_SOURCE, 60, via,
-                     MPI_STATUS_IGNORE);
+            MPI_Recv(port, PORT_LEN, MPI_CHAR, MPI_ANY_SOURCE, 60, via, MPI_STATUS_IGNORE);
         MPI_Comm_connect(port, MPI_INFO_NULL, 0, con, &c);
     }
     check_inter_family(c, acc == MPI_COMM_NULL, name);
@@ -313,6 +341,7 @@ static void dynamic(const char *self, MPI_Comm parent)
     if (child)
         check_intra(MPI_COMM_WORLD, "children's world");
 
+    port_in_standard_buffer();
     /* the parents accept, the children connect */
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     joined(child ? MPI_COMM_NULL : MPI_COMM_WORLD, child ? MPI_COMM_WORLD : MPI_COMM_NULL,
