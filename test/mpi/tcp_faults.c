@@ -30,7 +30,7 @@
  *               dynamic-process message before any proof; apart, as rank 0
  *               logs 8 refusals per 10 s): rank 0 sends nothing but
  *               its challenge, closes each, survives, and both still exchange
- *               messages (MPIR_CVAR_CH4_TCP_PORT_RANGE fixes rank 0's port)
+ *               messages (MPIR_CVAR_CH4_TCP_PORT_RANGE; rank 0 finds its port there)
  *   corrupt     rank 1's message to rank 0 leaves with a field broken
  *               (tcp_corrupt_preload.so, MMC_CORRUPT names the field): rank
  *               0's receive from rank 1 fails with an error naming it; its
@@ -282,12 +282,16 @@ static void garbage_dynamic(const char *ip, int port)
 static int scenario_garbage(void (*write_garbage) (const char *ip, int port))
 {
     char ip[64];
-    int port = 0;
+    int port = 0, lo = 0, hi = 0;
     raw_my_ip(ip);
     MPI_Bcast(ip, sizeof(ip), MPI_CHAR, 0, MPI_COMM_WORLD);
     const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
-    if (range)
-        port = atoi(range);     /* rank 0 is the first rank of its host: it has the first port */
+    if (range && sscanf(range, "%d:%d", &lo, &hi) == 2 && rank == 0) {
+        port = raw_own_listen_port(lo, hi);
+        if (!port)
+            MMC_ERR("rank 0 listens on no port of %s\n", range);
+    }
+    MPI_Bcast(&port, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == peer)
         write_garbage(ip, port);
     /* rank 0 polls meanwhile */

@@ -44,6 +44,24 @@ static inline void raw_my_ip(char *ip)
     freeifaddrs(ifa);
 }
 
+/* The port this process listens on within [lo, hi], or 0: the range's first
+ * port may be taken (an outgoing connection's ephemeral port) when the rank
+ * binds, and then it listens on the next. */
+static inline int raw_own_listen_port(int lo, int hi)
+{
+    for (int fd = 0; fd < 4096; fd++) {
+        int on = 0;
+        socklen_t olen = sizeof(on);
+        struct sockaddr_in sa;
+        socklen_t slen = sizeof(sa);
+        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &olen) == 0 && on &&
+            getsockname(fd, (struct sockaddr *) &sa, &slen) == 0 && sa.sin_family == AF_INET &&
+            ntohs(sa.sin_port) >= lo && ntohs(sa.sin_port) <= hi)
+            return ntohs(sa.sin_port);
+    }
+    return 0;
+}
+
 /* A blocking TCP connection to ip:port, or -1. */
 static inline int raw_connect(const char *ip, int port)
 {

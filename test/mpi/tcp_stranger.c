@@ -2,9 +2,9 @@
  * ch4:tcp against a stranger at a rank's port: a process outside the job
  * (forked from a rank, it uses no MPI and none of the rank's state) that can
  * reach the ports, as every user of a cluster can.  The scenario is argv[1];
- * MPIR_CVAR_CH4_TCP_PORT_RANGE fixes the ports (the first rank of a host
- * has the first port), so nothing of the job is exchanged before the stranger
- * acts.
+ * MPIR_CVAR_CH4_TCP_PORT_RANGE fixes the ports, and rank 0 finds its own
+ * there (the range's first unless another socket had that one), so nothing
+ * of the job but rank 0's address is exchanged before the stranger acts.
  *
  *   impostor   4 ranks, 2 hosts x 2.  The stranger, beside ranks 2 and 3,
  *              captures the bytes of the first connection between ranks 1
@@ -28,7 +28,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-static int rank, nprocs, port_lo;
+static int rank, nprocs, port_lo, port_hi, port0;
 
 static void exchange(int from, int to, int tag, size_t size)
 {
@@ -114,13 +114,13 @@ static int impostor(int ready_fd, const char *ip0)
            from, to, dst, dst_port, got - (long) hello_len);
     fflush(stdout);
     raw_hello(hello, 2, (uint32_t) nprocs, 0, 0x42);
-    errs += attempt(ip0, port_lo, hello, hello_len, "claims rank 2 at rank 0, guessed proof");
+    errs += attempt(ip0, port0, hello, hello_len, "claims rank 2 at rank 0, guessed proof");
     errs += attempt(dst, dst_port, cap, (size_t) got, "replays the handshake and message to "
                     "its rank");
-    errs += attempt(ip0, port_lo, cap, (size_t) got, "replays the handshake to rank 0");
+    errs += attempt(ip0, port0, cap, (size_t) got, "replays the handshake to rank 0");
     errs += attempt(dst, dst_port, cap + hello_len, (size_t) got - hello_len,
                     "sends the message without a HELLO");
-    errs += attempt(ip0, port_lo, NULL, 0, "says nothing");
+    errs += attempt(ip0, port0, NULL, 0, "says nothing");
     return errs;
 }
 
@@ -137,6 +137,7 @@ static int scenario_impostor(void)
     }
     if (rank == 0) {
         MPI_Send(ip, sizeof(ip), MPI_CHAR, 3, 1, MPI_COMM_WORLD);
+        MPI_Send(&port0, 1, MPI_INT, 3, 5, MPI_COMM_WORLD);
         MPI_Recv(&token, 1, MPI_INT, 3, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         /* the first messages between rank 0 and the rank the stranger claimed to be */
         exchange(0, 2, 20, 100000);
@@ -155,6 +156,7 @@ static int scenario_impostor(void)
         exchange(1, 2, 12, 3000000);
     } else {
         MPI_Recv(ip0, sizeof(ip0), MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&port0, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (pipe(pipes[0]) || pipe(pipes[1]))
             MMC_ERR("pipe failed\n");
         pid_t pid = fork();
@@ -239,7 +241,7 @@ static int scenario_flood(void)
             MMC_ERR("pipe failed\n");
         pid_t pid = fork();
         if (pid == 0)
-            flood(ip, port_lo, pipes[0][1], pipes[1][0]);
+            flood(ip, port0, pipes[0][1], pipes[1][0]);
         /* the rank, not the stranger, runs short of descriptors */
         rl.rlim_cur = rl.rlim_max = RANK_NOFILE;
         setrlimit(RLIMIT_NOFILE, &rl);
@@ -274,12 +276,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
-    port_lo = range ? atoi(range) : 0;
-    if (argc < 2 || !port_lo) {
+    if (!range || sscanf(range, "%d:%d", &port_lo, &port_hi) != 2 || argc < 2) {
         if (rank == 0)
             MMC_ERR("usage: tcp_stranger impostor|flood, with MPIR_CVAR_CH4_TCP_PORT_RANGE\n");
         return mmc_finish();
     }
+    if (rank == 0 && !(port0 = raw_own_listen_port(port_lo, port_hi)))
+        MMC_ERR("rank 0 listens on no port of %s\n", range);
     if (!strcmp(argv[1], "impostor"))
         return scenario_impostor();
     if (!strcmp(argv[1], "flood"))
