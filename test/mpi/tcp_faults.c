@@ -282,15 +282,11 @@ static void garbage_dynamic(const char *ip, int port)
 static int scenario_garbage(void (*write_garbage) (const char *ip, int port))
 {
     char ip[64];
-    int port = 0, lo = 0, hi = 0;
+    int port = 0;
     raw_my_ip(ip);
     MPI_Bcast(ip, sizeof(ip), MPI_CHAR, 0, MPI_COMM_WORLD);
-    const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
-    if (range && sscanf(range, "%d:%d", &lo, &hi) == 2 && rank == 0) {
-        port = raw_own_listen_port(lo, hi);
-        if (!port)
-            MMC_ERR("rank 0 listens on no port of %s\n", range);
-    }
+    if (rank == 0 && !(port = raw_own_listen_port()))
+        MMC_ERR("rank 0 listens on no port of MPIR_CVAR_CH4_TCP_PORT_RANGE\n");
     MPI_Bcast(&port, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == peer)
         write_garbage(ip, port);

@@ -44,11 +44,21 @@ static inline void raw_my_ip(char *ip)
     freeifaddrs(ifa);
 }
 
-/* The port this process listens on within [lo, hi], or 0: the range's first
- * port may be taken (an outgoing connection's ephemeral port) when the rank
- * binds, and then it listens on the next. */
-static inline int raw_own_listen_port(int lo, int hi)
+/* MPIR_CVAR_CH4_TCP_PORT_RANGE's two ends; 0 when it is unset or not LO:HI */
+static inline int raw_port_range(int *lo, int *hi)
 {
+    const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
+    return range && sscanf(range, "%d:%d", lo, hi) == 2;
+}
+
+/* The port this process listens on within MPIR_CVAR_CH4_TCP_PORT_RANGE, or
+ * 0: the range's first port may be taken (an outgoing connection's ephemeral
+ * port) when the rank binds, and then it listens on the next. */
+static inline int raw_own_listen_port(void)
+{
+    int lo, hi;
+    if (!raw_port_range(&lo, &hi))
+        return 0;
     for (int fd = 0; fd < 4096; fd++) {
         int on = 0;
         socklen_t olen = sizeof(on);

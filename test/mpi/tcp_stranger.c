@@ -275,14 +275,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    const char *range = getenv("MPIR_CVAR_CH4_TCP_PORT_RANGE");
-    if (!range || sscanf(range, "%d:%d", &port_lo, &port_hi) != 2 || argc < 2) {
+    if (!raw_port_range(&port_lo, &port_hi) || argc < 2) {
         if (rank == 0)
             MMC_ERR("usage: tcp_stranger impostor|flood, with MPIR_CVAR_CH4_TCP_PORT_RANGE\n");
         return mmc_finish();
     }
-    if (rank == 0 && !(port0 = raw_own_listen_port(port_lo, port_hi)))
-        MMC_ERR("rank 0 listens on no port of %s\n", range);
+    if (rank == 0 && !(port0 = raw_own_listen_port()))
+        MMC_ERR("rank 0 listens on no port of %d:%d\n", port_lo, port_hi);
     if (!strcmp(argv[1], "impostor"))
         return scenario_impostor();
     if (!strcmp(argv[1], "flood"))
