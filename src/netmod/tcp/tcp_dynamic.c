@@ -20,12 +20,18 @@
  * port; one REPLY or REFUSED only from the process we sent a CONNECT to on
  * that tag; a REPLY only to the process whose CONNECT we received, and only
  * naming itself; DATA only between the two, with the MAC, 64 MiB at most.
+ * A root that gives up (a timeout, a failed exchange) says so (WITHDRAWN,
+ * with the MAC): the other drops the CONNECT it has not accepted yet, or
+ * fails its side of the exchange at once; what the other sent before it
+ * learnt is dropped on arrival (a GONE link keeps the secret to check it).
  */
 #include "mpidimpl.h"
 #include "tcp_types.h"
 
 /* connects waiting for MPI_Comm_accept on one port; more are refused */
 #define MPIDI_TCP_PORT_QUEUE_MAX 64
+/* connects given up whose late messages are recognised; the oldest go */
+#define MPIDI_TCP_GONE_MAX 64
 
 /* a port this process opened */
 typedef struct MPIDI_TCP_port {
@@ -39,7 +45,8 @@ typedef struct MPIDI_TCP_port {
 typedef enum {
     LINK_NAMED,                 /* a port name of the peer's was resolved: a CONNECT may go */
     LINK_DIALED,                /* our CONNECT went: its REPLY or REFUSED may come */
-    LINK_OWED                   /* we took the peer's CONNECT: our REPLY may go */
+    LINK_OWED,                  /* we took the peer's CONNECT: our REPLY may go */
+    LINK_GONE                   /* we gave up the connect: what still comes is dropped */
 } link_kind_t;
 
 typedef struct MPIDI_TCP_link {
@@ -49,6 +56,7 @@ typedef struct MPIDI_TCP_link {
     link_kind_t kind;
     int err;                    /* the port refused us before a connection was made */
     int answered;               /* DIALED: its one REPLY or REFUSED has come */
+    int withdrawn;              /* the other root gave up (WITHDRAWN) */
     size_t rx_data;             /* bytes of the roots' exchange (DATA) received on it */
     uint8_t secret[MPIDI_TCP_SECRET_SIZE];
 } MPIDI_TCP_link_t;
@@ -126,7 +134,8 @@ static MPIDI_TCP_dmsg_t *dmsg_take(int peer, uint32_t tag, unsigned kinds)
     return NULL;
 }
 
-/* The link goes, and with it what its peer sent of an exchange nobody takes. */
+/* The link goes, and with it what its peer sent of an exchange nobody takes
+ * (a GONE link's went when it was given up). */
 static void link_free(MPIDI_TCP_link_t * l)
 {
     MPIDI_TCP_link_t **p = &MPIDI_TCP_global.links;
@@ -134,7 +143,8 @@ static void link_free(MPIDI_TCP_link_t * l)
     while (*p != l)
         p = &(*p)->next;
     *p = l->next;
-    while ((d = dmsg_take(l->peer, l->tag, KIND(MPIDI_TCP_DYN_DATA))) != NULL)
+    while (l->kind != LINK_GONE &&
+           (d = dmsg_take(l->peer, l->tag, KIND(MPIDI_TCP_DYN_DATA))) != NULL)
         MPL_free(d);
     MPIDI_TCP_auth_wipe(l, sizeof(*l));
     MPL_free(l);
@@ -299,6 +309,48 @@ static void send_dmsg(MPIDI_TCP_conn_t * c, MPIDI_TCP_dyn_msg_t * m, const uint8
     MPIDI_TCP_flush(c);
 }
 
+/* This side gives up the connect of link l (timed out, failed): the other
+ * root is told if a connection to it is up, what it sent is dropped, and
+ * the link stays (GONE) to recognise what it still sends (is_late). */
+static void link_gone(MPIDI_TCP_link_t * l)
+{
+    MPIDI_TCP_global_t *g = &MPIDI_TCP_global;
+    MPIDI_TCP_conn_t *c = g->vc[l->peer];
+    MPIDI_TCP_link_t *oldest = NULL;
+    MPIDI_TCP_dmsg_t *d;
+    int n = 0;
+
+    if (c && c->state == MPIDI_TCP_CONN_ESTABLISHED) {
+        MPIDI_TCP_dyn_msg_t m = {.tag = l->tag, .kind = MPIDI_TCP_DYN_WITHDRAWN };
+        send_dmsg(c, &m, l->secret);
+    }
+    while ((d = dmsg_take(l->peer, l->tag, KIND(MPIDI_TCP_DYN_DATA) | ANSWERS)) != NULL)
+        MPL_free(d);
+    l->kind = LINK_GONE;
+    for (MPIDI_TCP_link_t * k = g->links; k; k = k->next) {
+        if (k->kind == LINK_GONE) {
+            n++;
+            oldest = k;         /* links are added at the front */
+        }
+    }
+    if (n > MPIDI_TCP_GONE_MAX)
+        link_free(oldest);
+}
+
+/* A message of a connect this side gave up, sent before the other root
+ * learnt: a GONE link to its sender on its tag, and the MAC under that
+ * link's secret (a refusal has none). */
+static int is_late(const MPIDI_TCP_conn_t * c, const MPIDI_TCP_dyn_msg_t * m)
+{
+    for (MPIDI_TCP_link_t * l = MPIDI_TCP_global.links; l; l = l->next)
+        if (l->kind == LINK_GONE && l->peer == c->peer && l->tag == m->tag &&
+            (m->kind == MPIDI_TCP_DYN_REFUSED ||
+             MPIDI_TCP_auth_dyn_msg_check(m, l->secret, c->nonce_l, c->nonce_i) ==
+             MPIDI_TCP_HDR_OK))
+            return 1;
+    return 0;
+}
+
 /* ---- ports (MPI_Open_port and MPI_Close_port, through the overlay) ---- */
 
 /* Appends the port's record (tag and a fresh secret) to the upid ch4 puts
@@ -364,6 +416,31 @@ static void refuse_connect(MPIDI_TCP_conn_t * c, uint32_t tag, const char *why)
     send_dmsg(c, &r, NULL);
 }
 
+/* The other root gave up the connect on m's tag.  Its CONNECT not accepted
+ * yet goes, with the exchange it sent after it; an exchange under way fails
+ * at once.  Nothing found: this side gave up too, or (4.x) its REPLY went
+ * before; nothing to do. */
+static int withdrawn(MPIDI_TCP_conn_t * c, const MPIDI_TCP_dyn_msg_t * m)
+{
+    MPIDI_TCP_link_t *l = roots_link(c->peer, m->tag);
+    MPIDI_TCP_dmsg_t *d;
+
+    if (l == NULL || is_late(c, m))
+        return MPI_SUCCESS;
+    if (MPIDI_TCP_auth_dyn_msg_check(m, l->secret, c->nonce_l, c->nonce_i))
+        return MPIDI_TCP_protocol_error(c, "a withdrawal without the port's secret");
+    if (l->kind == LINK_OWED &&
+        (d = dmsg_take(c->peer, m->tag, KIND(MPIDI_TCP_DYN_CONNECT))) != NULL) {
+        MPIDI_TCP_port_t *p = port_find(m->tag);
+        if (p)
+            p->n_queued--;
+        MPL_free(d);
+        link_free(l);
+    } else
+        l->withdrawn = 1;
+    return MPI_SUCCESS;
+}
+
 /* A DYN_MSG on an established connection (tcp_rx.c). */
 int MPIDI_TCP_dyn_rx(MPIDI_TCP_conn_t * c, const uint8_t * body, size_t len)
 {
@@ -399,13 +476,21 @@ int MPIDI_TCP_dyn_rx(MPIDI_TCP_conn_t * c, const uint8_t * body, size_t len)
         MPIDI_TCP_link_t *l = roots_link(c->peer, m.tag);
         if (l == NULL || m.len == 0 ||
             MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l, c->nonce_i))
-            return MPIDI_TCP_protocol_error(c, "a piece of an exchange without a connect, "
-                                            "empty, or without the port's secret");
+            return m.len && is_late(c, &m) ? MPI_SUCCESS :
+                MPIDI_TCP_protocol_error(c, "a piece of an exchange without a connect, "
+                                         "empty, or without the port's secret");
         l->rx_data += m.len;
         if (l->rx_data > 2 * sizeof(int) + MPIDI_TCP_DYN_XCHG_MAX)
             return MPIDI_TCP_protocol_error(c, "an exchange above 64 MiB");
+    } else if (m.kind == MPIDI_TCP_DYN_WITHDRAWN) {
+        return withdrawn(c, &m);
     } else {
         MPIDI_TCP_link_t *l = link_find(c->peer, m.tag, LINK_DIALED);
+        if ((l == NULL || l->answered || (m.kind == MPIDI_TCP_DYN_REPLY &&
+                                          MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l,
+                                                                       c->nonce_i))) &&
+            is_late(c, &m))
+            return MPI_SUCCESS;
         if (l == NULL || l->answered)
             return MPIDI_TCP_protocol_error(c, "an answer to a connect this process did "
                                             "not send, or a second one");
@@ -459,6 +544,8 @@ static int link_conn(MPIDI_TCP_link_t * l, double deadline, MPIDI_TCP_conn_t ** 
     for (;;) {
         MPIR_ERR_CHKANDJUMP1(l->err, mpi_errno, MPI_ERR_PORT, "**tcp_port_closed",
                              "**tcp_port_closed %d", (int) l->tag);
+        MPIR_ERR_CHKANDJUMP1(l->withdrawn, mpi_errno, MPI_ERR_PORT, "**tcp_port_withdrawn",
+                             "**tcp_port_withdrawn %d", (int) l->tag);
         if (g->dead_err[l->peer]) {
             mpi_errno = as_port_error(g->dead_err[l->peer], (int) l->tag);
             goto fn_fail;
@@ -555,7 +642,7 @@ int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout)
         if (mpi_errno) {
             if (dial) {
                 MPIDI_TCP_dyn_unplace(dial->peer);
-                link_free(dial);
+                link_gone(dial);
             }
             goto fn_fail;
         }
@@ -615,6 +702,8 @@ int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_siz
             /* the only answer to a connect here: the port closed before its accept */
             MPIR_ERR_CHKANDJUMP1(l->answered, mpi_errno, MPI_ERR_PORT, "**tcp_port_refused",
                                  "**tcp_port_refused %d", tag);
+            MPIR_ERR_CHKANDJUMP1(l->withdrawn, mpi_errno, MPI_ERR_PORT, "**tcp_port_withdrawn",
+                                 "**tcp_port_withdrawn %d", tag);
             if (MPIDI_TCP_global.dead_err[peer])
                 mpi_errno = as_port_error(MPIDI_TCP_global.dead_err[peer], tag);
             else
@@ -636,16 +725,22 @@ int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_siz
     goto fn_exit;
 }
 
-/* ch4 is done with the roots' link to peer on tag (5.0, through the overlay:
- * its connect or accept ended, well or not). */
-void MPIDI_TCP_dyn_done(int peer, int tag)
+/* ch4 is done with the roots' link to peer on tag (5.0, through the
+ * overlay): its connect or accept ended, well or (failed) not. */
+void MPIDI_TCP_dyn_done(int peer, int tag, int failed)
 {
     if (peer < 0)
         return;
-    for (MPIDI_TCP_link_t * l = MPIDI_TCP_global.links, *next; l; l = next) {
-        next = l->next;
-        if (l->peer == peer && l->tag == (uint32_t) tag)
+    for (MPIDI_TCP_link_t * l = MPIDI_TCP_global.links; l;) {
+        if (l->peer != peer || l->tag != (uint32_t) tag || l->kind == LINK_GONE) {
+            l = l->next;
+            continue;
+        }
+        if (failed)
+            link_gone(l);
+        else
             link_free(l);
+        l = MPIDI_TCP_global.links;     /* either may have freed other links */
     }
 }
 

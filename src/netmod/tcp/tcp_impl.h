@@ -33,7 +33,7 @@ int MPIDI_TCP_port_open(int tag, char **addrname, int *addrname_size);
 void MPIDI_TCP_port_close(int tag);
 /* 5.0's connect or accept on tag with the process of a dynamic lpid (an
  * MPIR_Lpid) is over, through the overlay */
-void MPIDI_TCP_dynamic_done(int64_t remote_lpid, int tag);
+void MPIDI_TCP_dynamic_done(int64_t remote_lpid, int tag, int failed);
 /* MPIDIG calls it when a receive matches an unexpected message ch4:tcp holds */
 int MPIDI_TCP_unexp_matched(MPIR_Request * rreq);
 

@@ -34,7 +34,8 @@
  *              pk[32] (the listener's, as known), nonce_i[32], mac[32]
  *   DYN_ACK, DYN_NAK, DYN_DEAD   the listener's verdict: mac[32]
  *   DYN_MSG    on an established connection, ch4's dynamic_send (and a
- *              piece of 5.0's dynamic_sendrecv): tag, kind,
+ *              piece of 5.0's dynamic_sendrecv, or a root's withdrawal
+ *              from a connect it gave up): tag, kind,
  *              0, len (u16), data[len], mac[32] (under the port's secret,
  *              bound to the connection's two nonces); the only control
  *              body whose size varies, 40 to 40 + MPIDI_TCP_DYN_DATA_MAX
@@ -51,7 +52,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MPIDI_TCP_PROTO_VERSION 2
+#define MPIDI_TCP_PROTO_VERSION 3
 #define MPIDI_TCP_HDR_SIZE      16
 #define MPIDI_TCP_MAGIC         0x4d4d4354u     /* "MMCT" */
 #define MPIDI_TCP_NONCE_SIZE    32
@@ -162,6 +163,7 @@ typedef enum {
     MPIDI_TCP_DYN_REPLY,        /* the owner's answer to a CONNECT on tag */
     MPIDI_TCP_DYN_REFUSED,      /* the owner's refusal: port closed, or too many connects queued */
     MPIDI_TCP_DYN_DATA,         /* a piece of the roots' exchange after a CONNECT on tag */
+    MPIDI_TCP_DYN_WITHDRAWN,    /* either root to the other: it gave up the connect on tag */
     MPIDI_TCP_DYN_KIND_MAX
 } MPIDI_TCP_dyn_kind_t;
 

@@ -296,7 +296,7 @@ int MPIDI_TCP_dyn_send(int peer, int tag, const void *buf, int size, int timeout
 int MPIDI_TCP_dyn_recv(int tag, void *buf, int size, int timeout);
 int MPIDI_TCP_dyn_sendrecv(int peer, int tag, const void *send_buf, int send_size,
                            void *recv_buf, int recv_size, int timeout);
-void MPIDI_TCP_dyn_done(int peer, int tag);
+void MPIDI_TCP_dyn_done(int peer, int tag, int failed);
 void MPIDI_TCP_dyn_finalize(void);
 
 /* tcp_verify.c */

@@ -244,9 +244,9 @@ int MPIDI_TCP_dynamic_recv(int tag, void *buf, int size, int timeout)
     return mpi_errno;
 }
 
-void MPIDI_TCP_dynamic_done(int64_t remote_lpid, int tag)
+void MPIDI_TCP_dynamic_done(int64_t remote_lpid, int tag, int failed)
 {
-    MPIDI_TCP_dyn_done(lpid_peer(remote_lpid), tag);
+    MPIDI_TCP_dyn_done(lpid_peer(remote_lpid), tag, failed);
 }
 
 /* ch4:tcp serves one VCI on every rank (MPIDI_TCP_init_local refuses more):
