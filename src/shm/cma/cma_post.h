@@ -95,10 +95,8 @@ MPL_STATIC_INLINE_PREFIX void MPIDI_CMA_fill_ipc_handle(MPIDI_IPCI_ipc_attr_t * 
                                                         MPIDI_IPCI_ipc_handle_t * handle)
 {
     int contig;
-    size_t size;
-    MPIR_Datatype *dtp;
     MPI_Aint true_lb;
-    MPIDI_Datatype_get_info(attr->u.cma.count, attr->u.cma.datatype, contig, size, dtp, true_lb);
+    MPIDI_Datatype_check_contig_lb(attr->u.cma.datatype, contig, true_lb);
     handle->cma.addr = (uint64_t) (uintptr_t) ((const char *) attr->u.cma.buf +
                                                (contig ? true_lb : 0));
     handle->cma.pid = MPIDI_CMA_global.pid;
