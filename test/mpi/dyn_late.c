@@ -9,7 +9,8 @@
  *      fails (the connector never answers) or not; either way nothing of it
  *      may reach rank 1's memory: rank 1 polls with a guard pattern over the
  *      stack where its connect's frames were, and checks it afterwards
- *      (5.0's ch4:ucx wrote the late answer and its completion flag there).
+ *      (5.0's ch4:ucx left its receive, with its completion flag, posted
+ *      there).
  *      The accept has 5.0's info key timeout; 4.x accepts without one (an
  *      accept with no connect to take waits for good) and leaves this step
  *      out;
@@ -19,7 +20,6 @@
  *      its receive posted on the returned stack, where the new answer went).
  */
 #include "mmc_test.h"
-#include <unistd.h>
 
 #define PORT_LEN 1024
 #define GUARD (128 * 1024)
