@@ -115,6 +115,12 @@ static void dyn_drop(int vci, dyn_op_t * op, bool is_recv)
         ucp_request_cancel(MPIDI_UCX_global.ctx[vci].worker, op->req);
 }
 
+/* Whether op (NULL: none) is still under way */
+static bool dyn_pending(const dyn_op_t * op)
+{
+    return op && !op->done;
+}
+
 /* Waits for both ops (either may be NULL) until timeout seconds (0: no
  * limit), then fails with error class errclass (MPICH's contract: MPI_ERR_PORT
  * for dynamic_send and _recv, MPIX_ERR_TIMEOUT for _sendrecv); yields the
@@ -125,11 +131,11 @@ static int dyn_wait(int vci, dyn_op_t * a, dyn_op_t * b, int timeout, int errcla
     MPL_time_t start, now;
     double gap;
     MPL_wtime(&start);
-    while ((a && !a->done) || (b && !b->done)) {
+    while (dyn_pending(a) || dyn_pending(b)) {
         ucp_worker_progress(MPIDI_UCX_global.ctx[vci].worker);
         MPL_wtime(&now);
         MPL_wtime_diff(&start, &now, &gap);
-        MPIR_ERR_CHKANDJUMP1(timeout > 0 && gap > timeout && ((a && !a->done) || (b && !b->done)),
+        MPIR_ERR_CHKANDJUMP1(timeout > 0 && gap > timeout && (dyn_pending(a) || dyn_pending(b)),
                              mpi_errno, errclass, "**mmc_dyn_timeout",
                              "**mmc_dyn_timeout %d", timeout);
         if (yield) {

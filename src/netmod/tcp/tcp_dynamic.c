@@ -486,16 +486,15 @@ int MPIDI_TCP_dyn_rx(MPIDI_TCP_conn_t * c, const uint8_t * body, size_t len)
         return withdrawn(c, &m);
     } else {
         MPIDI_TCP_link_t *l = link_find(c->peer, m.tag, LINK_DIALED);
-        if ((l == NULL || l->answered || (m.kind == MPIDI_TCP_DYN_REPLY &&
-                                          MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l,
-                                                                       c->nonce_i))) &&
-            is_late(c, &m))
+        int unsent = l == NULL || l->answered;
+        int forged = !unsent && m.kind == MPIDI_TCP_DYN_REPLY &&
+            MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l, c->nonce_i);
+        if ((unsent || forged) && is_late(c, &m))
             return MPI_SUCCESS;
-        if (l == NULL || l->answered)
+        if (unsent)
             return MPIDI_TCP_protocol_error(c, "an answer to a connect this process did "
                                             "not send, or a second one");
-        if (m.kind == MPIDI_TCP_DYN_REPLY &&
-            MPIDI_TCP_auth_dyn_msg_check(&m, l->secret, c->nonce_l, c->nonce_i))
+        if (forged)
             return MPIDI_TCP_protocol_error(c, "an answer to a connect without the port's "
                                             "secret");
         l->answered = 1;
