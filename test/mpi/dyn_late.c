@@ -60,6 +60,17 @@ static void open_port(char *port)
     MPI_Info_free(&info);
 }
 
+/* The acceptors' root opens a port and tells the connectors' root its name
+ * (tag: the step's) */
+static void share_port(char *port, int tag)
+{
+    if (rank == wa) {
+        open_port(port);
+        MPI_Send(port, PORT_LEN, MPI_CHAR, wb, tag, MPI_COMM_WORLD);
+    } else if (rank == wb)
+        MPI_Recv(port, PORT_LEN, MPI_CHAR, wa, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 static MPI_Info timeout_info(const char *seconds)
 {
     MPI_Info info;
@@ -148,20 +159,15 @@ static int first_connector(void)
 /* "withdraw": the accept gives up in the middle of the exchange */
 static void withdraw(char *port)
 {
+    share_port(port, 0);
     if (acceptor) {
-        if (rank == wa) {
-            open_port(port);
-            MPI_Send(port, PORT_LEN, MPI_CHAR, wb, 0, MPI_COMM_WORLD);
-        }
         if (!late_accept(port, "2"))
             MMC_ERR("rank %d: an accept whose connector never exchanged succeeded\n", rank);
         if (rank == wa)
             MPI_Close_port(port);
     } else {
         MPI_Info info = timeout_info("60");
-        if (rank == wb)
-            MPI_Recv(port, PORT_LEN, MPI_CHAR, wa, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        else if (rank == first_connector())
+        if (rank == first_connector())
             sleep(LATE);
         connect_fails(port, info, 0, LATE + 20, "whose accept gave up");
         MPI_Info_free(&info);
@@ -171,11 +177,8 @@ static void withdraw(char *port)
 /* step 1, at the stack depth of guarded_poll, then step 2 */
 static void give_up(char *port, int many)
 {
+    share_port(port, 0);
     if (acceptor) {
-        if (rank == wa) {
-            open_port(port);
-            MPI_Send(port, PORT_LEN, MPI_CHAR, wb, 0, MPI_COMM_WORLD);
-        }
         MPI_Barrier(MPI_COMM_WORLD);    /* the connects are over */
         if (MPICH_NUMVERSION >= 50000000 && !many)
             late_accept(port, "3");
@@ -186,8 +189,6 @@ static void give_up(char *port, int many)
                     MPI_Send(NULL, 0, MPI_BYTE, i, 2, MPI_COMM_WORLD);
         }
     } else {
-        if (rank == wb)
-            MPI_Recv(port, PORT_LEN, MPI_CHAR, wa, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int i = 0; i < (many ? MANY : 1); i++)
             connect_fails(port, MPI_INFO_NULL, many ? 0.7 : 2.5, 30, "nobody accepted");
         MPI_Barrier(MPI_COMM_WORLD);
@@ -203,19 +204,13 @@ static void join(char *port)
     MPI_Comm c;
     int rs, gr, lr;
     MPI_Comm_set_errhandler(group, MPI_ERRORS_ARE_FATAL);
+    share_port(port, 3);
     if (acceptor) {
-        if (rank == wa) {
-            open_port(port);
-            MPI_Send(port, PORT_LEN, MPI_CHAR, wb, 3, MPI_COMM_WORLD);
-        }
         MPI_Comm_accept(port, MPI_INFO_NULL, group_root(), group, &c);
         if (rank == wa)
             MPI_Close_port(port);
-    } else {
-        if (rank == wb)
-            MPI_Recv(port, PORT_LEN, MPI_CHAR, wa, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else
         MPI_Comm_connect(port, MPI_INFO_NULL, group_root(), group, &c);
-    }
     MPI_Comm_remote_size(c, &rs);
     MPI_Comm_rank(c, &lr);
     MPI_Comm_size(group, &gr);
@@ -273,16 +268,19 @@ int main(int argc, char **argv)
         return mmc_finish();
     }
     acceptor = is_acceptor(rank);
+    int n_acc = 0;
     wa = 0;
-    for (int i = 0; i < size; i++)
-        if (!is_acceptor(i))
+    for (int i = 0; i < size; i++) {
+        if (is_acceptor(i))
+            n_acc++;
+        else
             wb = i;
+    }
     MPI_Comm_split(MPI_COMM_WORLD, acceptor, 0, &group);
     MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
     if (rank == 0)
         printf("dyn_late %s: %d acceptors, %d connectors, roots %d and %d\n",
-               *mode ? mode : "halves", parity ? (size + 1) / 2 : size / 2,
-               parity ? size / 2 : size - size / 2, wa, wb);
+               *mode ? mode : "halves", n_acc, size - n_acc, wa, wb);
 
     if (strcmp(mode, "withdraw") == 0)
         withdraw(port);
