@@ -367,6 +367,58 @@ static void dynamic(const char *self, MPI_Comm parent)
         printf("comm_matrix dynamic: %d parents, %d children\n", size, NCHILD);
 }
 
+/* MPI_Dist_graph_create from edges each rank gives: to its left, itself and
+ * its right, weighted by who gave them.  MPICH received each rank's edges
+ * from MPI_ANY_SOURCE after probing a count from one source: a message of
+ * this node arriving in between took its place (5.0, 1 call in about 100
+ * across hosts), so the degrees and every in-edge are checked over many
+ * calls. */
+#define DIST_ROUNDS 1000
+static int edge_weight(int from, int slot)
+{
+    return 10 * from + slot;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    return *(const int *) a - *(const int *) b;
+}
+
+static void dist_graph_by_edges(int size)
+{
+    int src[1] = { wrank }, deg[1] = { 3 };
+    int dst[3] = { (wrank + size - 1) % size, wrank, (wrank + 1) % size };
+    int w[3] = { edge_weight(wrank, 0), edge_weight(wrank, 1), edge_weight(wrank, 2) };
+    /* the weights of this rank's in-edges: the right's slot 0, its own 1, the left's 2 */
+    int want[3] = { edge_weight((wrank + 1) % size, 0), edge_weight(wrank, 1),
+        edge_weight((wrank + size - 1) % size, 2)
+    };
+    qsort(want, 3, sizeof(int), by_int);
+    int wrong = 0;
+    /* every call is collective: a wrong one is counted, and the calls go on */
+    for (int i = 0; i < DIST_ROUNDS; i++) {
+        MPI_Comm g;
+        int in, out, weighted, from[3], inw[3] = { -1, -1, -1 }, to[3], outw[3];
+        MPI_Dist_graph_create(MPI_COMM_WORLD, 1, src, deg, dst, w, MPI_INFO_NULL, 0, &g);
+        if (i == 0)
+            check_intra(g, "distributed graph by edges");
+        MPI_Dist_graph_neighbors_count(g, &in, &out, &weighted);
+        int ok = in == 3 && out == 3 && weighted;
+        if (ok) {
+            MPI_Dist_graph_neighbors(g, 3, from, inw, 3, to, outw);
+            qsort(inw, 3, sizeof(int), by_int);
+            ok = inw[0] == want[0] && inw[1] == want[1] && inw[2] == want[2];
+        }
+        if (!ok && wrong++ == 0)
+            MMC_ERR("distributed graph by edges, call %d: %d in, %d out, weighted %d (expected "
+                    "3, 3, 1), in-edge weights %d %d %d (expected %d %d %d)\n", i, in, out,
+                    weighted, inw[0], inw[1], inw[2], want[0], want[1], want[2]);
+        MPI_Comm_free(&g);
+    }
+    if (wrong > 1)
+        MMC_ERR("distributed graph by edges: %d of %d calls wrong\n", wrong, DIST_ROUNDS);
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -455,6 +507,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&c);
         free(index);
         free(edges);
+        dist_graph_by_edges(size);
     }
 
     /* intercommunicators: the first half against the rest, then what is
