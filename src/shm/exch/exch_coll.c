@@ -258,12 +258,18 @@ int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int ro
     MPI_Aint bytes = count * type_size;
     int me = comm->rank, n = comm->local_size;
     uint64_t seq = next_op(s, me, n);
-    if (me == root)
-        mpi_errno = MPIR_Localcopy(buffer, count, datatype, data(s, me, seq), bytes, MMC_BYTE);
-    else {
+    if (me != root)
         wait_rank(s, root, seq);
-        mpi_errno = MPIR_Localcopy(data(s, root, seq), bytes, MMC_BYTE, buffer, count, datatype);
-    }
+    char *shared = data(s, root, seq);
+    /* a predefined datatype but the pair types is contiguous from its start:
+     * no trip through MPICH's copy for the common case */
+    mpi_errno = MPI_SUCCESS;
+    if (HANDLE_IS_BUILTIN(datatype))
+        memcpy(me == root ? shared : buffer, me == root ? buffer : shared, bytes);
+    else if (me == root)
+        mpi_errno = MPIR_Localcopy(buffer, count, datatype, shared, bytes, MMC_BYTE);
+    else
+        mpi_errno = MPIR_Localcopy(shared, bytes, MMC_BYTE, buffer, count, datatype);
     /* the root's at once, the others' once they have read it */
     __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
     exch.ops++;
@@ -282,4 +288,33 @@ int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done)
     wait_all(s, comm->rank, comm->local_size, seq);
     exch.ops++;
     return MPI_SUCCESS;
+}
+
+/* every rank of comm on this node: ch4's own test for sending an allreduce
+ * to shared memory (its selection's comm_size=node_comm_size) */
+static int one_node(MPIR_Comm * comm)
+{
+    return comm->comm_kind == MPIR_COMM_KIND__INTRACOMM && comm->node_comm &&
+        comm->node_comm->local_size == comm->local_size;
+}
+
+int MPIDI_EXCH_bcast_direct(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                            MPIR_Comm * comm, int *mpi_errno)
+{
+    int done = 0;
+    if (MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM == MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM_auto &&
+        one_node(comm))
+        *mpi_errno = MPIDI_EXCH_bcast(buffer, count, datatype, root, comm, &done);
+    return done || *mpi_errno;
+}
+
+int MPIDI_EXCH_reduce_direct(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                             MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                             int *mpi_errno)
+{
+    int done = 0;
+    if (MPIR_CVAR_REDUCE_POSIX_INTRA_ALGORITHM == MPIR_CVAR_REDUCE_POSIX_INTRA_ALGORITHM_auto &&
+        one_node(comm))
+        *mpi_errno = MPIDI_EXCH_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, &done);
+    return done || *mpi_errno;
 }

@@ -24,4 +24,16 @@ int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int ro
                      MPIR_Comm * comm, int *done);
 int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done);
 
+/* A bcast or a reduce on a communicator whose ranks are all on this node,
+ * from ch4's MPID_Bcast and MPID_Reduce before their composition (overlay
+ * hooks): ch4 sends such an allreduce to shared memory at once, while its
+ * bcast and reduce compositions add an inter-node step over one rank
+ * (MPICH's selection again, a temporary buffer at a reduce's root).
+ * Returns 1 where the exchange took it or failed (*mpi_errno). */
+int MPIDI_EXCH_bcast_direct(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                            MPIR_Comm * comm, int *mpi_errno);
+int MPIDI_EXCH_reduce_direct(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                             MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                             int *mpi_errno);
+
 #endif /* EXCH_COLL_H_INCLUDED */
