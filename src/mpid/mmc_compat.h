@@ -56,6 +56,8 @@
  * (always 0 in ch4's pass), and ch4's pass polls the netmod, then shared
  * memory, every time. */
 #define MMC_PROGRESS_OUT 0
+/* 4.0: posix's collectives take errflag by pointer (4.1+ by value) */
+#define MMC_POSIX_COLL_FAILED (*errflag != MPIR_ERR_NONE)
 #define MMC_PASS_MADE_PROGRESS 0
 #define MMC_STOCK_SHM_FIRST 0
 #define MMC_ANYSRC_PARTNER(req_) ((req_)->dev.anysource_partner_request)
@@ -87,6 +89,8 @@
  * in MPICH's own throttle (a yield after many empty passes) */
 #define MMC_VCI_LOCK(v_) MPIDI_VCI_LOCK(v_)
 #define MMC_PROGRESS_THROTTLE MPIR_CVAR_CH4_PROGRESS_THROTTLE
+/* in posix's collectives: an earlier step of ch4's composition failed */
+#define MMC_POSIX_COLL_FAILED MPIR_COLL_ATTR_HAS_ERR(coll_attr)
 /* the world rank of a rank of comm (5.0: -1 for a process of another world) */
 #define MMC_GRANK(rank_, comm_) MPIDIU_get_grank(rank_, comm_)
 /* the local rank of a world rank on this node (-1: not on it) */
@@ -168,6 +172,9 @@ MPL_STATIC_INLINE_PREFIX int MMC_node_shm_free(void *ptr, size_t len)
 
 #define MMC_VCI_LOCK(v_) (MPIDI_VCI(v_).lock)
 #define MMC_PROGRESS_THROTTLE 0
+#ifndef MMC_POSIX_COLL_FAILED
+#define MMC_POSIX_COLL_FAILED (errflag != MPIR_ERR_NONE)
+#endif
 #define MMC_GRANK(rank_, comm_) MPIDIU_rank_to_lpid(rank_, comm_)
 #define MMC_LOCAL_RANK_OF(grank_) (MPIDI_POSIX_global.local_ranks[grank_])
 typedef MPIR_Context_id_t MMC_context_id_t;

@@ -10,7 +10,11 @@
  * against the one computed here, and every rank's bits compared with rank
  * 0's (each rank reduces for itself).  A
  * barrier must order stores to a shared window; a rank blocked in the
- * allreduce must move on a rendezvous its peer waits for first.
+ * allreduce must move on a rendezvous its peer waits for first.  An
+ * erroneous bcast whose root sends more or less than the others receive
+ * is an error at every receiver, as MPICH's own algorithms make it (its
+ * errors/coll/bcastlength), and so is an allreduce whose ranks disagree on
+ * the count at every rank of a node's exchange; the communicator works on.
  *   arg on:  the exchange took operations (pvar ch4_shm_exch_ops)
  *   arg off: it took none (MPIR_CVAR_CH4_SHM_EXCH_MAX_SIZE=0)
  */
@@ -323,6 +327,41 @@ static void progress_inside(MPI_Comm comm)
     free(buf);
 }
 
+/* MPI_Bcast with the root's count 10 and the others' 1, then the other way
+ * round (the root 1, the others 10): an error at every receiver; where the
+ * exchange takes every rank (exch), an MPI_Allreduce of 2 ints at rank 0 and
+ * 1 elsewhere is an error at every rank.  Then a correct allreduce. */
+static void mismatch(MPI_Comm parent, const char *cname, int exch)
+{
+    int rank, size, buf[10], x, y;
+    MPI_Comm comm;
+    MPI_Comm_dup(parent, &comm);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    for (int way = 0; way < 2 && size > 1; way++) {
+        int mine = (rank == 0) == (way == 0) ? 10 : 1;
+        for (int i = 0; i < 10; i++)
+            buf[i] = rank == 0 ? 100 + i : -1;
+        int rc = MPI_Bcast(buf, mine, MPI_INT, 0, comm);
+        if (rank != 0 && rc == MPI_SUCCESS)
+            MMC_ERR("rank %d: %s: a bcast of %d ints from the root into %d: no error\n",
+                    wrank, cname, way == 0 ? 10 : 1, mine);
+    }
+    if (exch && size > 1) {
+        int in[2] = { rank, rank }, out[2];
+        int rc = MPI_Allreduce(in, out, rank == 0 ? 2 : 1, MPI_INT, MPI_SUM, comm);
+        if (rc == MPI_SUCCESS)
+            MMC_ERR("rank %d: %s: an allreduce of %d ints where rank 0 gave 2: no error\n",
+                    wrank, cname, rank == 0 ? 2 : 1);
+    }
+    x = rank + 1;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm);
+    if (y != size * (size + 1) / 2)
+        MMC_ERR("rank %d: %s: the allreduce after the mismatches: %d\n", wrank, cname, y);
+    MPI_Comm_free(&comm);
+}
+
 static void run_on(MPI_Comm comm, const char *cname, int t)
 {
     integers(comm, cname, t);
@@ -362,6 +401,16 @@ int main(int argc, char **argv)
     barrier_orders(node);
     progress_inside(MPI_COMM_WORLD);
     progress_inside(node);
+    int nnode;
+    MPI_Comm_size(node, &nnode);
+    /* 5.0's bcast composition leaves a node's step out after an error between
+     * nodes, stranding the node's other ranks with MPICH's own algorithms
+     * too (5.0 turns its errors/coll tests off) */
+#if MPICH_NUMVERSION >= 50000000
+    if (nnode == size)
+#endif
+        mismatch(MPI_COMM_WORLD, "world", 0);
+    mismatch(node, "node", on);
     for (int i = 0; i < 200; i++) {
         MPI_Comm c;
         int n, r, y;

@@ -21,7 +21,7 @@ static void test_max_size(void)
 
 static void test_layout(void)
 {
-    static const size_t sizes[] = { 0, 1, 55, 56, 57, 4096, 65536 };
+    static const size_t sizes[] = { 0, 1, 47, 48, 49, 4096, 65536 };
     for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         for (int n = 2; n <= MPIDI_EXCH_MAX_RANKS; n++) {
             MPIDI_EXCH_layout_t l;
@@ -46,10 +46,12 @@ static void test_layout(void)
                 }
         }
     }
-    /* up to 56 bytes share the sequence word's line */
+    /* up to 48 bytes share the sequence and size words' line */
     MPIDI_EXCH_layout_t l;
-    MPIDI_EXCH_layout(2, 56, &l);
+    MPIDI_EXCH_layout(2, 48, &l);
     CHECK(l.buf_bytes == MPIDI_EXCH_LINE);
+    MPIDI_EXCH_layout(2, 49, &l);
+    CHECK(l.buf_bytes == 2 * MPIDI_EXCH_LINE);
 }
 
 static void test_applies(void)

@@ -122,9 +122,41 @@ static inline uint64_t *word(exch_comm_t * s, int rank, uint64_t seq)
     return (uint64_t *) (s->base + MPIDI_EXCH_offset(&s->l, rank, seq));
 }
 
+static inline uint64_t *size_word(exch_comm_t * s, int rank, uint64_t seq)
+{
+    return (uint64_t *) (s->base + MPIDI_EXCH_offset(&s->l, rank, seq) + MPIDI_EXCH_SIZE_OFFSET);
+}
+
 static inline char *data(exch_comm_t * s, int rank, uint64_t seq)
 {
     return s->base + MPIDI_EXCH_offset(&s->l, rank, seq) + MPIDI_EXCH_DATA_OFFSET;
+}
+
+/* Rank me's buffer of operation seq, holding bytes of data, made visible:
+ * the size (and whether this rank came with an error) with the data, both
+ * before the sequence word. */
+static inline void publish(exch_comm_t * s, int me, uint64_t seq, size_t bytes, int failed)
+{
+    *size_word(s, me, seq) = bytes | (failed ? MPIDI_EXCH_FAILED : 0);
+    __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
+}
+
+/* What a reader makes of another rank's size word, as MPICH's point-to-point
+ * algorithms do of a message: the error an earlier step of that rank had
+ * (an error bit in the tag there), or sizes that differ (an erroneous
+ * program, a truncation or a size mismatch there; MPICH's own errors tests
+ * check it). */
+static int check_peer(uint64_t theirs, size_t mine)
+{
+    if (theirs & MPIDI_EXCH_FAILED)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**coll_fail", 0);
+    if (theirs != mine)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**collective_size_mismatch",
+                                    "**collective_size_mismatch %d %d", (int) theirs,
+                                    (int) mine);
+    return MPI_SUCCESS;
 }
 
 /* Waits for rank r's word of operation seq to reach seq.  The spin yields
@@ -198,6 +230,10 @@ static int reduce_all(exch_comm_t * s, uint64_t seq, int n, void *recvbuf, MPI_A
     int mpi_errno = MPI_SUCCESS;
     size_t bytes;
     builtin_bytes(count, datatype, &bytes);
+    for (int r = 0; r < n && !mpi_errno; r++)
+        mpi_errno = check_peer(*size_word(s, r, seq), bytes);
+    if (mpi_errno)
+        return mpi_errno;
     memcpy(recvbuf, data(s, n - 1, seq), bytes);
     for (int r = n - 2; r >= 0 && !mpi_errno; r--)
         mpi_errno = MPIR_Reduce_local(data(s, r, seq), recvbuf, count, datatype, op);
@@ -207,7 +243,7 @@ static int reduce_all(exch_comm_t * s, uint64_t seq, int n, void *recvbuf, MPI_A
 /* An allreduce (root -1) or a reduce: the ranks but a reduce's root leave
  * as soon as their data are in place. */
 static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPIR_Comm * comm, int *done)
+                     MPI_Op op, int root, MPIR_Comm * comm, int failed, int *done)
 {
     exch_comm_t *s;
     size_t bytes;
@@ -219,7 +255,7 @@ static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Dat
     int me = comm->rank, n = comm->local_size;
     uint64_t seq = next_op(s, me, n);
     memcpy(data(s, me, seq), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
-    __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
+    publish(s, me, seq, bytes, failed);
     exch.ops++;
     if (root >= 0 && me != root)
         return MPI_SUCCESS;
@@ -228,22 +264,23 @@ static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Dat
 }
 
 int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done)
+                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int failed,
+                         int *done)
 {
-    return reduction(sendbuf, recvbuf, count, datatype, op, -1, comm, done);
+    return reduction(sendbuf, recvbuf, count, datatype, op, -1, comm, failed, done);
 }
 
 int MPIDI_EXCH_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPIR_Comm * comm, int *done)
+                      MPI_Op op, int root, MPIR_Comm * comm, int failed, int *done)
 {
-    return reduction(sendbuf, recvbuf, count, datatype, op, root, comm, done);
+    return reduction(sendbuf, recvbuf, count, datatype, op, root, comm, failed, done);
 }
 
 /* A bcast's datatype may differ between ranks (only its signature must
  * match), so the choice rests on the bytes alone and the data travel
  * packed. */
 int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                     MPIR_Comm * comm, int *done)
+                     MPIR_Comm * comm, int failed, int *done)
 {
     int mpi_errno;
     exch_comm_t *s;
@@ -255,39 +292,51 @@ int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int ro
         (s = begin(comm, (size_t) (count * type_size))) != NULL;
     if (!*done)
         return MPI_SUCCESS;
-    MPI_Aint bytes = count * type_size;
+    MPI_Aint bytes = count * type_size, sent = bytes;
+    uint64_t theirs = (uint64_t) bytes;
     int me = comm->rank, n = comm->local_size;
     uint64_t seq = next_op(s, me, n);
-    if (me != root)
+    if (me != root) {
         wait_rank(s, root, seq);
+        theirs = *size_word(s, root, seq);
+        sent = (MPI_Aint) (theirs & ~MPIDI_EXCH_FAILED);
+    }
     char *shared = data(s, root, seq);
+    /* what both sides hold, where they disagree */
+    MPI_Aint take = sent < bytes ? sent : bytes;
     /* a predefined datatype but the pair types is contiguous from its start:
      * no trip through MPICH's copy for the common case */
     mpi_errno = MPI_SUCCESS;
     if (HANDLE_IS_BUILTIN(datatype))
-        memcpy(me == root ? shared : buffer, me == root ? buffer : shared, bytes);
+        memcpy(me == root ? shared : buffer, me == root ? buffer : shared, take);
     else if (me == root)
         mpi_errno = MPIR_Localcopy(buffer, count, datatype, shared, bytes, MMC_BYTE);
     else
-        mpi_errno = MPIR_Localcopy(shared, bytes, MMC_BYTE, buffer, count, datatype);
+        mpi_errno = MPIR_Localcopy(shared, take, MMC_BYTE, buffer, count, datatype);
     /* the root's at once, the others' once they have read it */
-    __atomic_store_n(word(s, me, seq), seq, __ATOMIC_RELEASE);
+    publish(s, me, seq, bytes, failed);
     exch.ops++;
+    if (!mpi_errno)
+        mpi_errno = check_peer(theirs, bytes);
     return mpi_errno;
 }
 
-int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done)
+int MPIDI_EXCH_barrier(MPIR_Comm * comm, int failed, int *done)
 {
+    int mpi_errno = MPI_SUCCESS;
     exch_comm_t *s = begin(comm, 0);
 
     *done = s != NULL;
     if (!s)
         return MPI_SUCCESS;
-    uint64_t seq = next_op(s, comm->rank, comm->local_size);
-    __atomic_store_n(word(s, comm->rank, seq), seq, __ATOMIC_RELEASE);
-    wait_all(s, comm->rank, comm->local_size, seq);
+    int me = comm->rank, n = comm->local_size;
+    uint64_t seq = next_op(s, me, n);
+    publish(s, me, seq, 0, failed);
+    wait_all(s, me, n, seq);
     exch.ops++;
-    return MPI_SUCCESS;
+    for (int r = 0; r < n && !mpi_errno; r++)
+        mpi_errno = check_peer(*size_word(s, r, seq), 0);
+    return mpi_errno;
 }
 
 /* every rank of comm on this node: ch4's own test for sending an allreduce
@@ -304,7 +353,7 @@ int MPIDI_EXCH_bcast_direct(void *buffer, MPI_Aint count, MPI_Datatype datatype,
     int done = 0;
     if (MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM == MPIR_CVAR_BCAST_POSIX_INTRA_ALGORITHM_auto &&
         one_node(comm))
-        *mpi_errno = MPIDI_EXCH_bcast(buffer, count, datatype, root, comm, &done);
+        *mpi_errno = MPIDI_EXCH_bcast(buffer, count, datatype, root, comm, 0, &done);
     return done || *mpi_errno;
 }
 
@@ -315,6 +364,7 @@ int MPIDI_EXCH_reduce_direct(const void *sendbuf, void *recvbuf, MPI_Aint count,
     int done = 0;
     if (MPIR_CVAR_REDUCE_POSIX_INTRA_ALGORITHM == MPIR_CVAR_REDUCE_POSIX_INTRA_ALGORITHM_auto &&
         one_node(comm))
-        *mpi_errno = MPIDI_EXCH_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, &done);
+        *mpi_errno = MPIDI_EXCH_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 0,
+                                       &done);
     return done || *mpi_errno;
 }

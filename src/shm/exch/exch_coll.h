@@ -16,13 +16,17 @@
 int MPIDI_EXCH_comm_init(MPIR_Comm * comm);
 void MPIDI_EXCH_comm_free(MPIR_Comm * comm);
 
+/* failed: this rank comes with an error of an earlier step of ch4's
+ * composition (MMC_POSIX_COLL_FAILED), which the others then report, as
+ * MPICH's algorithms pass it on in their messages' tags */
 int MPIDI_EXCH_allreduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int *done);
+                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm, int failed,
+                         int *done);
 int MPIDI_EXCH_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPIR_Comm * comm, int *done);
+                      MPI_Op op, int root, MPIR_Comm * comm, int failed, int *done);
 int MPIDI_EXCH_bcast(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                     MPIR_Comm * comm, int *done);
-int MPIDI_EXCH_barrier(MPIR_Comm * comm, int *done);
+                     MPIR_Comm * comm, int failed, int *done);
+int MPIDI_EXCH_barrier(MPIR_Comm * comm, int failed, int *done);
 
 /* A bcast or a reduce on a communicator whose ranks are all on this node,
  * from ch4's MPID_Bcast and MPID_Reduce before their composition (overlay

@@ -5,10 +5,11 @@
  *
  * Every rank of a communicator on one node owns MPIDI_EXCH_DEPTH buffers in
  * one shared segment, used by turns (operation s in buffer s mod DEPTH).  A
- * buffer is a 64-bit sequence word and then the data, so the first 56 bytes
- * share the word's cache line.  A rank writes its data, then stores the
- * operation's sequence number with release order; the others wait for that
- * number with acquire loads, then read.  A buffer is written again
+ * buffer is a 64-bit sequence word, the size of the data in bytes (and an
+ * error mark) and then the data, so the first 48 bytes share the word's
+ * cache line.  A rank writes its data and their size, then stores the operation's sequence
+ * number with release order; the others wait for that number with acquire
+ * loads, then read.  A buffer is written again
  * (operation s + DEPTH) only once every rank has left operation s, so ranks
  * run at most DEPTH - 1 operations ahead of each other (doc/shm.md).
  */
@@ -55,7 +56,11 @@ static inline size_t MPIDI_EXCH_offset(const MPIDI_EXCH_layout_t * l, int rank, 
     return ((size_t) rank * MPIDI_EXCH_DEPTH + (size_t) (seq % MPIDI_EXCH_DEPTH)) * l->buf_bytes;
 }
 
-/* The data of a buffer follows its sequence word. */
-#define MPIDI_EXCH_DATA_OFFSET sizeof(uint64_t)
+/* A buffer's size word follows its sequence word, and the data follow both.
+ * The size word's top bit says that the rank came with an error of an earlier
+ * step of the collective (ch4's composition), which its readers report. */
+#define MPIDI_EXCH_SIZE_OFFSET sizeof(uint64_t)
+#define MPIDI_EXCH_FAILED ((uint64_t) 1 << 63)
+#define MPIDI_EXCH_DATA_OFFSET (2 * sizeof(uint64_t))
 
 #endif /* EXCH_LAYOUT_H_INCLUDED */
